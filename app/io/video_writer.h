@@ -1,0 +1,34 @@
+// Encoded video output through libavcodec/libavformat (H.264 via libx264 when present,
+// else MPEG-4 Part 2), used for annotated results and by tests to make synthetic clips.
+// Thread rules: one thread owns a VideoWriter.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "corrtrack/image.h"
+
+namespace corrtrack {
+
+struct VideoWriterOptions {
+    double fps = 25.0;
+    int crf = 20;             // quality for x264 (lower is better); 0 is lossless
+    std::string codec;        // empty: libx264 if available, else mpeg4
+};
+
+class VideoWriter {
+public:
+    virtual ~VideoWriter() = default;
+    // The container follows the file name (.mp4, .mkv, .avi). nullptr + *error on failure.
+    static std::unique_ptr<VideoWriter> open(const std::string& path, Size size,
+                                             const VideoWriterOptions& options, std::string* error);
+    // rgb: packed RGB24 rows, `pitch` bytes apart. Frames get consecutive timestamps.
+    virtual bool write_rgb(const std::uint8_t* rgb, std::size_t pitch, std::string* error) = 0;
+    // Grey input (replicated to RGB), for synthetic test clips.
+    virtual bool write_gray(const std::uint8_t* gray, std::size_t pitch, std::string* error) = 0;
+    // Flushes the encoder and writes the trailer; also done by the destructor if not called.
+    virtual bool close(std::string* error) = 0;
+};
+
+}  // namespace corrtrack

@@ -1,0 +1,85 @@
+// Single-target NCC tracker: template from the first box, search window around the last
+// position, sub-pixel peak, confidence, lost detection with full-frame re-detection, a
+// template update policy and a small scale search.
+// Thread rules: one thread drives a Tracker; it owns its Correlator and buffers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "corrtrack/correlator.h"
+#include "corrtrack/peak.h"
+
+namespace corrtrack {
+
+struct BoxF {
+    double x = 0, y = 0, width = 0, height = 0;  // top-left corner, pixels (0-based)
+    double cx() const { return x + width / 2; }
+    double cy() const { return y + height / 2; }
+};
+
+enum class UpdatePolicy { kNone, kKeyframe, kBlend };
+const char* to_string(UpdatePolicy p);
+bool parse_update_policy(const std::string& s, UpdatePolicy* out);
+
+struct TrackerOptions {
+    std::string kernel = "auto";
+    double search_factor = 2.5;     // search window side = factor x box side (at least +16 px)
+    int max_template_side = 48;     // larger boxes are matched at a reduced scale
+    UpdatePolicy update = UpdatePolicy::kBlend;
+    double blend_rate = 0.08;       // weight of the new appearance in a blend update
+    int keyframe_interval = 25;     // frames between keyframe updates
+    double update_min_score = 0.65; // update the template only when this sure
+    double lost_score = 0.3;        // below this the target counts as lost
+    double recover_score = 0.5;     // a re-detection must reach this to resume tracking
+    int scales = 3;                 // scales searched per frame (1 = none)
+    double scale_step = 1.04;       // ratio between neighbouring scales
+    double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
+};
+
+struct StageTimes {
+    double decode_ms = 0, upload_ms = 0, correlate_ms = 0, peak_ms = 0, render_ms = 0;
+};
+
+struct TrackResult {
+    BoxF box;
+    double sub_cx = 0, sub_cy = 0;  // sub-pixel centre of the match
+    float score = 0;                // NCC at the peak
+    float confidence = 0;           // peak-to-sidelobe ratio of the chosen map
+    bool lost = false;
+    bool redetected = false;        // this frame ran a full-frame search
+    StageTimes times;
+};
+
+class Tracker {
+public:
+    explicit Tracker(TrackerOptions options);
+    ~Tracker();
+    // Checks the box (inside the frame, >= 4x4 px, textured) and builds the template.
+    // Returns false with a message in *error when the box cannot be tracked.
+    bool init(ImageView frame, const BoxF& box, std::string* error);
+    TrackResult update(ImageView frame);
+
+    const TrackerOptions& options() const { return options_; }
+    const std::string& kernel_name() const;
+    // Swaps the kernel (takes effect on the next update). False + *error if unknown.
+    bool set_kernel(const std::string& name, std::string* error);
+    // The last correlation map of the chosen scale (host memory) and where it lies in the
+    // frame, for heatmap display.
+    MapView last_map() const;
+    BoxF last_map_region() const;
+    const BoxF& box() const { return box_; }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    TrackerOptions options_;
+    BoxF box_;
+};
+
+// Resolves "auto" to the fastest kernel available here (a CUDA kernel with a GPU, else
+// cpu_fast); other names pass through.
+std::string resolve_kernel_name(const std::string& name);
+
+}  // namespace corrtrack

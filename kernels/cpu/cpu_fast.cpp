@@ -1,0 +1,233 @@
+// cpu_fast: integral images for the window sums, and for the numerator either a direct
+// multiply-accumulate (vectorised, rows on all cores) or a double-precision FFT, whichever
+// the cost model predicts faster for the shape.
+#include <fftw3.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <mutex>
+
+#include "cpu/cpu_kernels.h"
+#include "cpu/integral.h"
+#include "corrtrack/ncc_math.h"
+
+namespace corrtrack {
+
+namespace {
+
+// The AVX2 clone is picked at load time where the CPU has it; the default keeps the binary
+// portable to any x86-64 (CI machines, the GPU host).
+__attribute__((target_clones("avx2", "default")))
+void accumulate_row(std::uint32_t* acc, const std::uint8_t* pixels, std::uint16_t t, int n) {
+    // t * pixel <= 255 * 255 fits 16 bits, which lets the compiler use 16-bit multiplies.
+    for (int x = 0; x < n; ++x) acc[x] += static_cast<std::uint16_t>(t * pixels[x]);
+}
+
+// FFTW's planner is not thread-safe; execution of an existing plan is.
+std::mutex& fftw_planner_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+void init_fftw_threads() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        fftw_init_threads();
+        fftw_plan_with_nthreads(omp_get_max_threads());
+    });
+}
+
+int next_fast_length(int n) {
+    for (int m = n;; ++m) {
+        int r = m;
+        for (int f : {2, 3, 5, 7})
+            while (r % f == 0) r /= f;
+        if (r == 1) return m;
+    }
+}
+
+}  // namespace
+
+void direct_numerator(ImageView image, ImageView templ, std::uint32_t* out, std::size_t out_pitch) {
+    const int ow = image.width - templ.width + 1;
+    const int oh = image.height - templ.height + 1;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int y = 0; y < oh; ++y) {
+        std::uint32_t* acc = out + static_cast<std::size_t>(y) * out_pitch;
+        std::fill(acc, acc + ow, 0u);
+        for (int j = 0; j < templ.height; ++j) {
+            const std::uint8_t* irow = image.row(y + j);
+            const std::uint8_t* trow = templ.row(j);
+            for (int i = 0; i < templ.width; ++i)
+                if (trow[i] != 0) accumulate_row(acc, irow + i, trow[i], ow);
+        }
+    }
+}
+
+struct FftNumerator::Plan {
+    Size image, padded;
+    int spectrum_width = 0;  // padded.width / 2 + 1
+    double* real = nullptr;
+    fftw_complex* image_spectrum = nullptr;
+    fftw_complex* templ_spectrum = nullptr;
+    fftw_plan forward = nullptr, inverse = nullptr;
+    ~Plan() {
+        std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+        if (forward) fftw_destroy_plan(forward);
+        if (inverse) fftw_destroy_plan(inverse);
+        fftw_free(real);
+        fftw_free(image_spectrum);
+        fftw_free(templ_spectrum);
+    }
+};
+
+FftNumerator::FftNumerator() = default;
+FftNumerator::~FftNumerator() = default;
+
+Size FftNumerator::padded_size(Size image) {
+    return {next_fast_length(image.width), next_fast_length(image.height)};
+}
+
+void FftNumerator::set_template(ImageView templ) {
+    templ_size_ = templ.size();
+    templ_.resize(static_cast<std::size_t>(templ.width) * templ.height);
+    for (int y = 0; y < templ.height; ++y)
+        std::memcpy(&templ_[static_cast<std::size_t>(y) * templ.width], templ.row(y), templ.width);
+    spectrum_valid_ = false;
+}
+
+void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitch) {
+    if (!plan_ || plan_->image != image.size()) {
+        init_fftw_threads();
+        auto p = std::make_unique<Plan>();
+        p->image = image.size();
+        p->padded = padded_size(image.size());
+        p->spectrum_width = p->padded.width / 2 + 1;
+        const std::size_t nreal = static_cast<std::size_t>(p->padded.width) * p->padded.height;
+        const std::size_t ncomplex = static_cast<std::size_t>(p->spectrum_width) * p->padded.height;
+        p->real = fftw_alloc_real(nreal);
+        p->image_spectrum = fftw_alloc_complex(ncomplex);
+        p->templ_spectrum = fftw_alloc_complex(ncomplex);
+        std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+        p->forward = fftw_plan_dft_r2c_2d(p->padded.height, p->padded.width, p->real,
+                                          p->image_spectrum, FFTW_ESTIMATE);
+        p->inverse = fftw_plan_dft_c2r_2d(p->padded.height, p->padded.width, p->image_spectrum,
+                                          p->real, FFTW_ESTIMATE);
+        plan_ = std::move(p);
+        spectrum_valid_ = false;
+    }
+    Plan& p = *plan_;
+    const int pw = p.padded.width, ph = p.padded.height;
+    const std::size_t ncomplex = static_cast<std::size_t>(p.spectrum_width) * ph;
+
+    auto load_padded = [&](const std::uint8_t* src, std::size_t pitch, int w, int h) {
+        std::fill(p.real, p.real + static_cast<std::size_t>(pw) * ph, 0.0);
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) p.real[static_cast<std::size_t>(y) * pw + x] = src[y * pitch + x];
+    };
+    if (!spectrum_valid_) {
+        load_padded(templ_.data(), templ_size_.width, templ_size_.width, templ_size_.height);
+        fftw_execute_dft_r2c(p.forward, p.real, p.templ_spectrum);
+        spectrum_valid_ = true;
+    }
+    load_padded(image.data, image.pitch, image.width, image.height);
+    fftw_execute_dft_r2c(p.forward, p.real, p.image_spectrum);
+    // Correlation = inverse transform of F(image) * conj(F(template)).
+    auto* fi = reinterpret_cast<std::complex<double>*>(p.image_spectrum);
+    const auto* ft = reinterpret_cast<const std::complex<double>*>(p.templ_spectrum);
+    for (std::size_t i = 0; i < ncomplex; ++i) fi[i] *= std::conj(ft[i]);
+    fftw_execute_dft_c2r(p.inverse, p.image_spectrum, p.real);
+
+    // Valid positions never wrap around (padded >= image), and the rounding error of a double
+    // FFT of these sizes stays far below 0.5, so rounding recovers the exact integer.
+    const double scale = 1.0 / (static_cast<double>(pw) * ph);
+    const int ow = image.width - templ_size_.width + 1;
+    const int oh = image.height - templ_size_.height + 1;
+    for (int y = 0; y < oh; ++y)
+        for (int x = 0; x < ow; ++x)
+            out[static_cast<std::size_t>(y) * out_pitch + x] = static_cast<std::uint32_t>(
+                std::llround(p.real[static_cast<std::size_t>(y) * pw + x] * scale));
+}
+
+bool cpu_fast_prefers_fft(Size image, Size templ) {
+    // Cost model, calibrated on a 2-core x86-64 (see notes/PERF.md): direct costs one
+    // vectorised MAC per template pixel and position; the FFT costs about three real
+    // transforms of the padded image plus the spectrum product.
+    const double positions = static_cast<double>(image.width - templ.width + 1) *
+                             (image.height - templ.height + 1);
+    const double direct = positions * templ.width * templ.height / 16.0;
+    const Size padded = FftNumerator::padded_size(image);
+    const double n = static_cast<double>(padded.width) * padded.height;
+    const double fft = 2.0 * n * std::log2(std::max(n, 2.0)) + 8.0 * n;
+    return fft < direct;
+}
+
+namespace {
+
+class CpuFast final : public Correlator {
+public:
+    const KernelInfo& info() const override { return info_; }
+    bool supports(const NccProblem& p, std::string* why) const override {
+        const std::string err = validate_problem(p);
+        if (why) *why = err;
+        return err.empty();
+    }
+    void set_template(ImageView templ, Stream) override {
+        templ_.resize(static_cast<std::size_t>(templ.width) * templ.height);
+        for (int y = 0; y < templ.height; ++y)
+            std::memcpy(&templ_[static_cast<std::size_t>(y) * templ.width], templ.row(y), templ.width);
+        templ_height_total_ = templ.height;
+        templ_width_ = templ.width;
+        fft_templ_index_ = -1;
+    }
+    void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
+        const ImageView roi = frame.sub(p.roi);
+        const Size o = p.out_size();
+        const int tw = p.templ.width, th = p.templ.height;
+        integral_.build(roi);
+        numerator_.resize(static_cast<std::size_t>(o.width) * o.height);
+        const bool use_fft = cpu_fast_prefers_fft(roi.size(), p.templ);
+        for (int k = 0; k < p.templates; ++k) {
+            const ImageView t{&templ_[static_cast<std::size_t>(k) * tw * th], tw, th,
+                              static_cast<std::size_t>(tw), MemorySpace::kHost};
+            if (use_fft) {
+                if (fft_templ_index_ != k) {
+                    fft_.set_template(t);
+                    fft_templ_index_ = k;
+                }
+                fft_.run(roi, numerator_.data(), o.width);
+            } else {
+                direct_numerator(roi, t, numerator_.data(), o.width);
+            }
+            const TemplateStats ts = template_stats(t);
+#pragma omp parallel for schedule(static)
+            for (int y = 0; y < o.height; ++y) {
+                float* dst = out.row(k * o.height + y);
+                const std::uint32_t* sit = &numerator_[static_cast<std::size_t>(y) * o.width];
+                for (int x = 0; x < o.width; ++x)
+                    dst[x] = ncc_from_sums(ts.n, static_cast<std::int64_t>(integral_.sum(x, y, tw, th)),
+                                           static_cast<std::int64_t>(integral_.sum_sq(x, y, tw, th)),
+                                           sit[x], ts.sum, ts.sum_sq);
+            }
+        }
+    }
+
+private:
+    KernelInfo info_{"cpu_fast", Device::kCpu,
+                     "integral-image window sums + direct or FFTW numerator, all cores"};
+    std::vector<std::uint8_t> templ_;
+    int templ_width_ = 0, templ_height_total_ = 0;
+    IntegralImages integral_;
+    std::vector<std::uint32_t> numerator_;
+    FftNumerator fft_;
+    int fft_templ_index_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Correlator> make_cpu_fast() { return std::make_unique<CpuFast>(); }
+
+}  // namespace corrtrack

@@ -1,0 +1,59 @@
+// cpu_opencv: OpenCV's matchTemplate (TM_CCOEFF_NORMED), a peer for A/B comparisons.
+// OpenCV computes in float and may give +-1 on flat windows; those are set to 0 here from
+// exact integral-image variances so that every kernel answers the same on flat input.
+#include <opencv2/imgproc.hpp>
+
+#include "cpu/cpu_kernels.h"
+#include "cpu/integral.h"
+
+namespace corrtrack {
+namespace {
+
+class CpuOpenCv final : public Correlator {
+public:
+    const KernelInfo& info() const override { return info_; }
+    bool supports(const NccProblem& p, std::string* why) const override {
+        const std::string err = validate_problem(p);
+        if (why) *why = err;
+        return err.empty();
+    }
+    void set_template(ImageView templ, Stream) override {
+        cv::Mat view(templ.height, templ.width, CV_8UC1, const_cast<std::uint8_t*>(templ.data), templ.pitch);
+        view.copyTo(templ_);
+    }
+    void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
+        const ImageView roi = frame.sub(p.roi);
+        const cv::Mat image(roi.height, roi.width, CV_8UC1, const_cast<std::uint8_t*>(roi.data), roi.pitch);
+        const Size o = p.out_size();
+        integral_.build(roi);
+        const std::int64_t n = static_cast<std::int64_t>(p.templ.width) * p.templ.height;
+        for (int k = 0; k < p.templates; ++k) {
+            const cv::Mat t = templ_.rowRange(k * p.templ.height, (k + 1) * p.templ.height);
+            cv::Mat dst(o.height, o.width, CV_32FC1, out.row(k * o.height), out.pitch * sizeof(float));
+            cv::matchTemplate(image, t, dst, cv::TM_CCOEFF_NORMED);
+            const ImageView tv{t.data, t.cols, t.rows, t.step, MemorySpace::kHost};
+            const TemplateStats ts = template_stats(tv);
+            const bool flat_template = n * ts.sum_sq - ts.sum * ts.sum == 0;
+            for (int y = 0; y < o.height; ++y) {
+                float* row = dst.ptr<float>(y);
+                for (int x = 0; x < o.width; ++x) {
+                    const auto si = static_cast<std::int64_t>(integral_.sum(x, y, p.templ.width, p.templ.height));
+                    const auto sii = static_cast<std::int64_t>(integral_.sum_sq(x, y, p.templ.width, p.templ.height));
+                    if (flat_template || n * sii - si * si == 0) row[x] = 0.0f;
+                }
+            }
+        }
+    }
+
+private:
+    KernelInfo info_{"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED (float), a peer"};
+    cv::Mat templ_;
+    IntegralImages integral_;
+};
+
+}  // namespace
+
+std::unique_ptr<Correlator> make_cpu_opencv() { return std::make_unique<CpuOpenCv>(); }
+bool cpu_opencv_available() { return true; }
+
+}  // namespace corrtrack

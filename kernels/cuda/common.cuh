@@ -1,0 +1,117 @@
+// Shared pieces of the CUDA kernels: device buffers that grow once per shape, the template
+// upload (host copy for the exact statistics, pinned staging, async copy on the caller's
+// stream) and the common Correlator plumbing.
+// Thread rules: owned by one Correlator, used from the thread that drives it; every copy and
+// launch goes on the stream the caller passes; nothing here synchronizes the device except
+// TemplateUpload, which waits (rarely) for its own previous staging copy to finish.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "corrtrack/correlator.h"
+#include "corrtrack/ncc_math.h"
+#include "cuda/cuda_check.cuh"
+
+namespace corrtrack {
+
+inline cudaStream_t as_cuda(Stream s) { return static_cast<cudaStream_t>(s); }
+
+// Device memory that only reallocates when it must grow (never per frame at a fixed shape).
+template <typename T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    T* ensure(std::size_t count) {
+        if (count > capacity_) {
+            if (ptr_) CORRTRACK_CUDA(cudaFree(ptr_));
+            CORRTRACK_CUDA(cudaMalloc(&ptr_, count * sizeof(T)));
+            capacity_ = count;
+        }
+        return ptr_;
+    }
+    T* get() const { return ptr_; }
+    std::size_t capacity() const { return capacity_; }
+
+private:
+    T* ptr_ = nullptr;
+    std::size_t capacity_ = 0;
+};
+
+// Exact template sums, as the kernels need them (per template when several are stacked).
+struct DeviceTemplateStats {
+    std::int64_t n, sum, sum_sq;
+};
+
+// Template(s) in device memory, packed rows (pitch == width), plus their exact statistics.
+// Accepts host or device source views (cudaMemcpyDefault); templates stack vertically.
+class TemplateUpload {
+public:
+    ~TemplateUpload() {
+        if (staging_) cudaFreeHost(staging_);
+        if (copied_) cudaEventDestroy(copied_);
+    }
+    // templ_height < templ.height means templ.height / templ_height templates stacked vertically.
+    void set(ImageView templ, int templ_height, Stream stream) {
+        width_ = templ.width;
+        height_ = templ_height;
+        count_ = templ.height / templ_height;
+        const std::size_t bytes = static_cast<std::size_t>(templ.width) * templ.height;
+        if (!copied_) CORRTRACK_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
+        if (bytes > staging_bytes_) {
+            if (staging_) CORRTRACK_CUDA(cudaFreeHost(staging_));
+            CORRTRACK_CUDA(cudaHostAlloc(&staging_, bytes, cudaHostAllocDefault));
+            staging_bytes_ = bytes;
+        }
+        // The previous upload may still read the staging buffer.
+        CORRTRACK_CUDA(cudaEventSynchronize(copied_));
+        CORRTRACK_CUDA(cudaMemcpy2D(staging_, templ.width, templ.data, templ.pitch, templ.width,
+                                    templ.height, cudaMemcpyDefault));
+        host_.assign(staging_, staging_ + bytes);
+        stats_.resize(count_);
+        for (int k = 0; k < count_; ++k) {
+            DeviceTemplateStats s{static_cast<std::int64_t>(width_) * height_, 0, 0};
+            const std::uint8_t* p = staging_ + static_cast<std::size_t>(k) * width_ * height_;
+            for (std::size_t i = 0; i < static_cast<std::size_t>(width_) * height_; ++i) {
+                s.sum += p[i];
+                s.sum_sq += static_cast<std::int64_t>(p[i]) * p[i];
+            }
+            stats_[k] = s;
+        }
+        device_.ensure(bytes);
+        CORRTRACK_CUDA(cudaMemcpyAsync(device_.get(), staging_, bytes, cudaMemcpyHostToDevice, as_cuda(stream)));
+        CORRTRACK_CUDA(cudaEventRecord(copied_, as_cuda(stream)));
+    }
+    const std::uint8_t* device() const { return device_.get(); }
+    const std::vector<std::uint8_t>& host() const { return host_; }  // packed copy
+    const DeviceTemplateStats& stats(int k = 0) const { return stats_[k]; }
+    int width() const { return width_; }
+    int height() const { return height_; }
+    int count() const { return count_; }
+
+private:
+    int width_ = 0, height_ = 0, count_ = 0;
+    std::uint8_t* staging_ = nullptr;
+    std::size_t staging_bytes_ = 0;
+    cudaEvent_t copied_ = nullptr;
+    std::vector<std::uint8_t> host_;
+    std::vector<DeviceTemplateStats> stats_;
+    DeviceBuffer<std::uint8_t> device_;
+};
+
+// What every CUDA kernel checks before running: the shared problem rules, device memory for
+// frame and output, and its own template limits.
+inline bool cuda_supports_common(const NccProblem& p, std::string* why) {
+    std::string err = validate_problem(p);
+    if (why) *why = err;
+    return err.empty();
+}
+
+}  // namespace corrtrack

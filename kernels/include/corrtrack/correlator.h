@@ -1,0 +1,76 @@
+// The correlation library's public interface: the NCC problem, the Correlator every kernel
+// implements, and the explicit kernel registry.
+// Thread rules: a Correlator is used by one thread at a time; run() is asynchronous on the
+// caller's stream for CUDA kernels (the caller synchronizes), synchronous for CPU kernels.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corrtrack/image.h"
+
+namespace corrtrack {
+
+// One search: frame size, template size, and the rectangle of the frame to search (roi).
+// The output holds the valid positions only: (roi.w - templ.w + 1) x (roi.h - templ.h + 1).
+// templates > 1 asks for that many templates of the same size against the same roi in one
+// pass (outputs stacked vertically, one map after another).
+struct NccProblem {
+    Size frame;
+    Size templ;
+    Rect roi;
+    int templates = 1;
+
+    Size out_size() const { return {roi.width - templ.width + 1, roi.height - templ.height + 1}; }
+    static NccProblem full_frame(Size frame, Size templ) {
+        return {frame, templ, Rect{0, 0, frame.width, frame.height}, 1};
+    }
+};
+
+// Checks what every kernel requires: template 1..256 a side, roi inside the frame, template
+// no larger than the roi. Returns an empty string when valid, else the reason.
+std::string validate_problem(const NccProblem& p);
+
+enum class Device { kCpu, kCuda };
+
+struct KernelInfo {
+    std::string name;
+    Device device = Device::kCpu;
+    std::string summary;  // one line for `corrtrack kernels` and the GUI
+};
+
+class Correlator {
+public:
+    virtual ~Correlator() = default;
+    virtual const KernelInfo& info() const = 0;
+    // Says no instead of computing something wrong; `why` (optional) receives the reason.
+    virtual bool supports(const NccProblem& p, std::string* why = nullptr) const = 0;
+    // Keeps a copy of the template (and whatever it precomputes from it).
+    virtual void set_template(ImageView templ, Stream stream) = 0;
+    // templ must have been set with the size in p.templ; out must be p.out_size() (per
+    // template). Workspaces are sized on the first call for a shape and reused after.
+    virtual void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) = 0;
+};
+
+struct KernelEntry {
+    const char* name;
+    Device device;
+    const char* summary;
+    bool (*available)();                       // can it run on this machine right now?
+    std::unique_ptr<Correlator> (*create)();   // only call when available()
+};
+
+// Explicit, ordered list: cpu_ref first, then CPU kernels, then CUDA kernels.
+const std::vector<KernelEntry>& kernel_registry();
+const KernelEntry* find_kernel(std::string_view name);
+// nullptr when the name is unknown or the kernel cannot run here; `why` says which.
+std::unique_ptr<Correlator> make_correlator(std::string_view name, std::string* why = nullptr);
+
+// True when a CUDA device is usable (checked once, cached).
+bool cuda_available();
+// "NVIDIA H200 (sm_90, driver 13.0)" or "" without a GPU.
+std::string cuda_device_description();
+
+}  // namespace corrtrack

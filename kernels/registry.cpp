@@ -1,0 +1,54 @@
+// The explicit kernel registry: one line per kernel, in the order `corrtrack kernels` shows.
+#include "corrtrack/correlator.h"
+#include "cpu/cpu_kernels.h"
+#include "cuda/cuda_kernels.h"
+
+namespace corrtrack {
+namespace {
+
+bool always() { return true; }
+
+}  // namespace
+
+const std::vector<KernelEntry>& kernel_registry() {
+    static const std::vector<KernelEntry> entries = [] {
+        std::vector<KernelEntry> e = {
+            {"cpu_ref", Device::kCpu, "brute-force exact sums, double combine: the oracle", always, make_cpu_ref},
+            {"cpu_fast", Device::kCpu, "integral images + direct or FFTW numerator, all cores", always, make_cpu_fast},
+        };
+#if CORRTRACK_HAVE_OPENCV
+        e.push_back({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED, a peer", cpu_opencv_available, make_cpu_opencv});
+#endif
+        // CUDA kernels (kernels/cuda/): each line lands with its kernel, sweep row and bench row.
+        // CUDA_REGISTRY_BEGIN
+        // CUDA_REGISTRY_END
+        return e;
+    }();
+    return entries;
+}
+
+const KernelEntry* find_kernel(std::string_view name) {
+    for (const KernelEntry& e : kernel_registry())
+        if (name == e.name) return &e;
+    return nullptr;
+}
+
+std::unique_ptr<Correlator> make_correlator(std::string_view name, std::string* why) {
+    const KernelEntry* e = find_kernel(name);
+    if (!e) {
+        if (why) {
+            *why = "unknown kernel '" + std::string(name) + "' (known:";
+            for (const KernelEntry& k : kernel_registry()) *why += std::string(" ") + k.name;
+            *why += ")";
+        }
+        return nullptr;
+    }
+    if (!e->available()) {
+        if (why) *why = std::string("kernel '") + e->name + "' is not available on this machine" +
+                        (e->device == Device::kCuda ? " (no usable CUDA GPU)" : "");
+        return nullptr;
+    }
+    return e->create();
+}
+
+}  // namespace corrtrack
