@@ -21,6 +21,13 @@ const std::vector<KernelEntry>& kernel_registry() {
 #endif
         // CUDA kernels (kernels/cuda/): each line lands with its kernel, sweep row and bench row.
         // CUDA_REGISTRY_BEGIN
+        // JPDC warp-shuffle family, the cuFFT baseline, and auto (which times the ones above it): keep auto last.
+        e.push_back({"cuda_shuffle", Device::kCuda, "JPDC warp shuffle: 32-lane register buffers, template broadcast", cuda_kernels_available, make_cuda_shuffle});
+        e.push_back({"cuda_shuffle_split", Device::kCuda, "JPDC split-row: template rows shared among warps, atomicAdd", cuda_kernels_available, make_cuda_shuffle_split});
+        e.push_back({"cuda_shuffle_grouped", Device::kCuda, "JPDC grouped-overlap: 4 vertical outputs per thread share image rows", cuda_kernels_available, make_cuda_shuffle_grouped});
+        e.push_back({"cuda_warp_per_overlap", Device::kCuda, "JPDC warp-per-overlap: one warp per window, warp reduction", cuda_kernels_available, make_cuda_warp_per_overlap});
+        e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images", cuda_kernels_available, make_cuda_fft});
+        e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest", cuda_kernels_available, make_auto});
         // CUDA_REGISTRY_END
         return e;
     }();

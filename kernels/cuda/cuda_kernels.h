@@ -4,11 +4,39 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "corrtrack/correlator.h"
 
 namespace corrtrack {
 
 bool cuda_kernels_available();  // == cuda_available(); the registry's availability check
+
+// JPDC warp-shuffle family (corr_shuffle.cu) and the cuFFT baseline (corr_fft.cu).
+std::unique_ptr<Correlator> make_cuda_shuffle();
+std::unique_ptr<Correlator> make_cuda_shuffle_split();
+std::unique_ptr<Correlator> make_cuda_shuffle_grouped();  // kShuffleGroupedRows outputs per thread
+constexpr int kShuffleGroupedRows = 4;  // the default until the bench has measured 2, 4 and 8
+// The same kernel with 2, 4 or 8 vertical outputs per thread, named cuda_shuffle_grouped_r<rows>,
+// for the bench to compare; nullptr for any other count.
+std::unique_ptr<Correlator> make_cuda_shuffle_grouped_rows(int rows);
+std::unique_ptr<Correlator> make_cuda_warp_per_overlap();
+std::unique_ptr<Correlator> make_cuda_fft();
+
+// "auto" (auto_select.cu): the first time it sees a problem shape it times every available
+// CUDA kernel that supports it (the only place a kernel synchronizes) and dispatches to the
+// fastest from then on. CORRTRACK_AUTO_KERNEL=<name> in the environment pins the choice.
+class AutoSelect : public Correlator {
+public:
+    // Pins dispatch to one CUDA kernel; "" returns to timing. False (with why) for a name that
+    // is not an available CUDA kernel.
+    virtual bool force_kernel(std::string_view name, std::string* why = nullptr) = 0;
+    // The kernel picked for this problem's shape, "" before it has been timed.
+    virtual std::string choice(const NccProblem& p) const = 0;
+    // The last timing round, fastest first: "cuda_x 0.123 ms, cuda_y 0.456 ms, ...".
+    virtual std::string last_timings() const = 0;
+};
+std::unique_ptr<Correlator> make_auto();
 
 }  // namespace corrtrack

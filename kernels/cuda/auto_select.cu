@@ -1,0 +1,254 @@
+// auto: the first time a problem shape (frame, template and roi size) comes, times every
+// available CUDA kernel that supports it with CUDA events and remembers the fastest; later
+// calls at that shape go straight to it. The timing round is the one place that synchronizes.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cuda/common.cuh"
+#include "cuda/cuda_kernels.h"
+
+namespace corrtrack {
+namespace {
+
+constexpr float kQuickMs = 2.0f;   // runs faster than this are timed kMoreRunsQuick more times
+constexpr float kSlowMs = 20.0f;   // up to this, kMoreRunsSlow; beyond, the one timed run stands
+constexpr int kMoreRunsQuick = 4;
+constexpr int kMoreRunsSlow = 2;
+constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
+
+struct ShapeKey {
+    int frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates;
+    bool operator<(const ShapeKey& o) const {
+        return std::tie(frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates) <
+               std::tie(o.frame_w, o.frame_h, o.templ_w, o.templ_h, o.roi_w, o.roi_h, o.templates);
+    }
+};
+
+ShapeKey key_of(const NccProblem& p) {
+    return {p.frame.width, p.frame.height, p.templ.width, p.templ.height, p.roi.width, p.roi.height, p.templates};
+}
+
+bool is_candidate(const KernelEntry& e) {
+    return e.device == Device::kCuda && std::string_view(e.name) != "auto";
+}
+
+std::vector<const KernelEntry*> candidates() {
+    std::vector<const KernelEntry*> list;
+    for (const KernelEntry& e : kernel_registry())
+        if (is_candidate(e) && e.available()) list.push_back(&e);
+    return list;
+}
+
+class Auto final : public AutoSelect {
+public:
+    Auto() {
+        if (const char* env = std::getenv("CORRTRACK_AUTO_KERNEL"); env && *env) {
+            std::string why;
+            if (!force_kernel(env, &why)) forced_error_ = "CORRTRACK_AUTO_KERNEL: " + why;
+        }
+        update_summary();
+    }
+    ~Auto() override {
+        if (start_) cudaEventDestroy(start_);
+        if (stop_) cudaEventDestroy(stop_);
+    }
+
+    const KernelInfo& info() const override { return info_; }
+
+    bool supports(const NccProblem& p, std::string* why) const override {
+        if (!forced_error_.empty()) {
+            if (why) *why = forced_error_;
+            return false;
+        }
+        if (!forced_.empty()) return instance(forced_).corr->supports(p, why);
+        std::string first_reason;
+        const auto list = candidates();
+        for (const KernelEntry* e : list) {
+            std::string reason;
+            if (instance(e->name).corr->supports(p, &reason)) {
+                if (why) why->clear();
+                return true;
+            }
+            if (first_reason.empty()) first_reason = std::string(e->name) + ": " + reason;
+        }
+        if (why)
+            *why = list.empty() ? "no CUDA kernel is available" : "no CUDA kernel supports it (" + first_reason + ")";
+        return false;
+    }
+
+    void set_template(ImageView templ, Stream stream) override {
+        templ_.set(templ, templ.height, stream);
+        ++templ_generation_;
+        // The kernels in use get it now; any other gets it before its first run.
+        for (auto& [name, inst] : instances_)
+            if (in_use(name)) sync_template(inst, stream);
+    }
+
+    void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
+        if (!forced_error_.empty()) throw std::invalid_argument("auto: " + forced_error_);
+        if (templ_generation_ == 0) throw std::invalid_argument("auto: no template was set");
+        std::string name = forced_;
+        if (name.empty()) {
+            const auto it = winners_.find(key_of(p));
+            name = it != winners_.end() ? it->second : time_candidates(frame, p, out, stream);
+        }
+        Instance& inst = instance(name);
+        sync_template(inst, stream);
+        inst.corr->run(frame, p, out, stream);
+        if (name != last_) {
+            last_ = name;
+            update_summary();
+        }
+    }
+
+    bool force_kernel(std::string_view name, std::string* why) override {
+        std::string err;
+        if (!name.empty()) {
+            const KernelEntry* e = find_kernel(name);
+            if (!e || !is_candidate(*e))
+                err = "'" + std::string(name) + "' is not a CUDA kernel";
+            else if (!e->available())
+                err = "'" + std::string(name) + "' is not available on this machine";
+        }
+        if (why) *why = err;
+        if (!err.empty()) return false;
+        forced_ = std::string(name);
+        forced_error_.clear();
+        update_summary();
+        return true;
+    }
+
+    std::string choice(const NccProblem& p) const override {
+        if (!forced_.empty()) return forced_;
+        const auto it = winners_.find(key_of(p));
+        return it != winners_.end() ? it->second : std::string();
+    }
+
+    std::string last_timings() const override { return last_timings_; }
+
+private:
+    struct Instance {
+        std::unique_ptr<Correlator> corr;
+        std::uint64_t templ_generation = 0;
+    };
+
+    // Created on first use; supports() may create them too (cheap: a kernel sizes its
+    // workspaces on its first run).
+    Instance& instance(const std::string& name) const {
+        auto it = instances_.find(name);
+        if (it == instances_.end()) {
+            std::string why;
+            std::unique_ptr<Correlator> corr = make_correlator(name, &why);
+            if (!corr) throw std::runtime_error("auto: " + why);
+            it = instances_.emplace(name, Instance{std::move(corr), 0}).first;
+        }
+        return it->second;
+    }
+
+    bool in_use(const std::string& name) const {
+        if (name == forced_) return true;
+        for (const auto& [key, winner] : winners_)
+            if (winner == name) return true;
+        return false;
+    }
+
+    void sync_template(Instance& inst, Stream stream) {
+        if (inst.templ_generation == templ_generation_) return;
+        const ImageView view{templ_.host().data(), templ_.width(), templ_.height(),
+                             static_cast<std::size_t>(templ_.width()), MemorySpace::kHost};
+        inst.corr->set_template(view, stream);
+        inst.templ_generation = templ_generation_;
+    }
+
+    float elapsed_ms(cudaStream_t s, Correlator& corr, ImageView frame, const NccProblem& p, MapView out,
+                     Stream stream) {
+        CORRTRACK_CUDA(cudaEventRecord(start_, s));
+        corr.run(frame, p, out, stream);
+        CORRTRACK_CUDA(cudaEventRecord(stop_, s));
+        CORRTRACK_CUDA(cudaEventSynchronize(stop_));
+        float ms = 0;
+        CORRTRACK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+        return ms;
+    }
+
+    // Times every candidate at this shape (one warm-up run, then the best of up to five timed
+    // runs) and records the winner. Each run writes `out`; the caller's run of the winner
+    // comes last, so the map it returns is the winner's.
+    std::string time_candidates(ImageView frame, const NccProblem& p, MapView out, Stream stream) {
+        const cudaStream_t s = as_cuda(stream);
+        if (!start_) CORRTRACK_CUDA(cudaEventCreate(&start_));
+        if (!stop_) CORRTRACK_CUDA(cudaEventCreate(&stop_));
+        std::vector<std::pair<float, std::string>> times;
+        std::string failures;
+        float fastest = 0;
+        for (const KernelEntry* e : candidates()) {
+            Instance& inst = instance(e->name);
+            if (!inst.corr->supports(p, nullptr)) continue;
+            float best = 0;
+            try {
+                sync_template(inst, stream);
+                inst.corr->run(frame, p, out, stream);  // warm-up: workspaces, plans, caches
+                best = elapsed_ms(s, *inst.corr, frame, p, out, stream);
+                int more = best < kQuickMs ? kMoreRunsQuick : (best < kSlowMs ? kMoreRunsSlow : 0);
+                if (!times.empty() && best > kHopeless * fastest) more = 0;
+                for (int r = 0; r < more; ++r) best = std::min(best, elapsed_ms(s, *inst.corr, frame, p, out, stream));
+            } catch (const std::exception& ex) {
+                failures += std::string(failures.empty() ? "" : "; ") + e->name + " failed: " + ex.what();
+                continue;
+            }
+            times.emplace_back(best, e->name);
+            fastest = times.size() == 1 ? best : std::min(fastest, best);
+        }
+        if (times.empty())
+            throw std::runtime_error("auto: no CUDA kernel could run this problem" +
+                                     (failures.empty() ? std::string() : " (" + failures + ")"));
+        std::stable_sort(times.begin(), times.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        const std::string winner = times.front().second;
+        winners_[key_of(p)] = winner;
+
+        last_timings_.clear();
+        for (const auto& [ms, name] : times) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "%s%s %.3f ms", last_timings_.empty() ? "" : ", ", name.c_str(), ms);
+            last_timings_ += buf;
+        }
+        if (!failures.empty()) last_timings_ += "; " + failures;
+
+        // Losers give their workspaces back (the stream is idle after the last event wait).
+        for (auto it = instances_.begin(); it != instances_.end();)
+            it = in_use(it->first) ? std::next(it) : instances_.erase(it);
+        return winner;
+    }
+
+    void update_summary() {
+        if (!forced_.empty())
+            info_.summary = "auto -> " + forced_ + " (forced)";
+        else if (!last_.empty())
+            info_.summary = "auto -> " + last_;
+        else
+            info_.summary = "times every CUDA kernel once per shape, then runs the fastest";
+    }
+
+    KernelInfo info_{"auto", Device::kCuda, ""};
+    mutable std::map<std::string, Instance> instances_;
+    std::map<ShapeKey, std::string> winners_;
+    std::string forced_, forced_error_, last_, last_timings_;
+    TemplateUpload templ_;  // the last template, re-set on every kernel that has not seen it
+    std::uint64_t templ_generation_ = 0;
+    cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Correlator> make_auto() { return std::make_unique<Auto>(); }
+
+}  // namespace corrtrack
