@@ -6,13 +6,6 @@
 
 namespace corrtrack {
 
-float parabolic_offset(float a, float b, float c) {
-    const float denom = a - 2.0f * b + c;
-    if (!(denom < 0.0f)) return 0.0f;  // not a maximum (flat or NaN): keep the integer peak
-    const float d = 0.5f * (a - c) / denom;
-    return std::clamp(d, -0.5f, 0.5f);
-}
-
 Peak find_peak(const MapView& map, PeakOptions opt) {
     Peak pk;
     pk.score = -2.0f;

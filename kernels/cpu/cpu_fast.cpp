@@ -111,12 +111,14 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
         p->real = fftw_alloc_real(nreal);
         p->image_spectrum = fftw_alloc_complex(ncomplex);
         p->templ_spectrum = fftw_alloc_complex(ncomplex);
-        std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-        p->forward = fftw_plan_dft_r2c_2d(p->padded.height, p->padded.width, p->real,
-                                          p->image_spectrum, FFTW_ESTIMATE);
-        p->inverse = fftw_plan_dft_c2r_2d(p->padded.height, p->padded.width, p->image_spectrum,
-                                          p->real, FFTW_ESTIMATE);
-        plan_ = std::move(p);
+        {
+            std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+            p->forward = fftw_plan_dft_r2c_2d(p->padded.height, p->padded.width, p->real,
+                                              p->image_spectrum, FFTW_ESTIMATE);
+            p->inverse = fftw_plan_dft_c2r_2d(p->padded.height, p->padded.width, p->image_spectrum,
+                                              p->real, FFTW_ESTIMATE);
+        }
+        plan_ = std::move(p);  // outside the lock: the old plan's destructor takes it too
         spectrum_valid_ = false;
     }
     Plan& p = *plan_;

@@ -1,0 +1,83 @@
+#include "app/cli/cli_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace corrtrack {
+
+void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
+    cmd.add_option("--kernel,-k", o.kernel, "correlation kernel (see `corrtrack kernels`); auto = fastest here")
+        ->capture_default_str();
+    cmd.add_option("--search-factor", o.search_factor, "search window side as a multiple of the box side")
+        ->capture_default_str();
+    cmd.add_option("--max-template", o.max_template_side, "boxes larger than this are matched at reduced scale")
+        ->capture_default_str();
+    cmd.add_option_function<std::string>(
+           "--update",
+           [&o](const std::string& s) {
+               if (!parse_update_policy(s, &o.update))
+                   throw CLI::ValidationError("--update", "must be none, keyframe or blend");
+           },
+           "template update policy: none | keyframe | blend (default blend)");
+    cmd.add_option("--blend-rate", o.blend_rate, "weight of the new appearance in a blend update")->capture_default_str();
+    cmd.add_option("--keyframe-interval", o.keyframe_interval, "frames between keyframe updates")->capture_default_str();
+    cmd.add_option("--update-min-score", o.update_min_score, "update the template only above this NCC")->capture_default_str();
+    cmd.add_option("--lost-score", o.lost_score, "below this NCC the target is lost")->capture_default_str();
+    cmd.add_option("--recover-score", o.recover_score, "re-detection must reach this NCC")->capture_default_str();
+    cmd.add_option("--scales", o.scales, "scales searched per frame (1 = no scale search)")->capture_default_str();
+    cmd.add_option("--scale-step", o.scale_step, "ratio between neighbouring scales")->capture_default_str();
+}
+
+bool parse_box(const std::string& text, BoxF* box, std::string* error) {
+    std::string s = text;
+    std::replace_if(s.begin(), s.end(), [](char c) { return c == ',' || c == '\t' || c == ';'; }, ' ');
+    std::istringstream in(s);
+    double v[4];
+    for (double& x : v)
+        if (!(in >> x)) {
+            if (error) *error = "box '" + text + "' is not x,y,w,h";
+            return false;
+        }
+    std::string rest;
+    if (in >> rest || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]) || !std::isfinite(v[3])) {
+        if (error) *error = "box '" + text + "' is not x,y,w,h";
+        return false;
+    }
+    *box = {v[0], v[1], v[2], v[3]};
+    return true;
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const double pos = p / 100.0 * (v.size() - 1);
+    const std::size_t i = static_cast<std::size_t>(pos);
+    const double f = pos - i;
+    return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+}
+
+double median(std::vector<double> v) { return percentile(std::move(v), 50.0); }
+
+void StageSamples::add(const StageTimes& t) {
+    decode.push_back(t.decode_ms);
+    upload.push_back(t.upload_ms);
+    correlate.push_back(t.correlate_ms);
+    peak.push_back(t.peak_ms);
+    render.push_back(t.render_ms);
+}
+
+std::string StageSamples::summary() const {
+    std::string s;
+    char buf[96];
+    const std::pair<const char*, const std::vector<double>*> stages[] = {
+        {"decode", &decode}, {"upload", &upload}, {"correlate", &correlate}, {"peak", &peak}, {"render", &render}};
+    for (const auto& [name, v] : stages) {
+        std::snprintf(buf, sizeof buf, "  %-10s median %8.3f ms   p95 %8.3f ms\n", name, median(*v), percentile(*v, 95));
+        s += buf;
+    }
+    return s;
+}
+
+}  // namespace corrtrack

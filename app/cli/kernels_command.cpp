@@ -1,0 +1,29 @@
+// `corrtrack kernels`: the registry and what runs on this machine.
+#include <cstdio>
+
+#include "app/cli/commands.h"
+#include "corrtrack/correlator.h"
+
+namespace corrtrack {
+
+void announce_compute_path() {
+    static bool said = false;
+    if (said) return;
+    said = true;
+    if (!cuda_available()) std::fprintf(stderr, "corrtrack: no CUDA GPU found, running on the CPU path\n");
+}
+
+void register_kernels_command(CLI::App& root, CommandOutcome& outcome) {
+    CLI::App* cmd = root.add_subcommand("kernels", "list the correlation kernels and which run here");
+    cmd->callback([&outcome] {
+        const std::string gpu = cuda_device_description();
+        std::printf("GPU: %s\n\n", gpu.empty() ? "none (CUDA kernels unavailable)" : gpu.c_str());
+        std::printf("%-24s %-6s %-10s %s\n", "kernel", "device", "available", "what it is");
+        for (const KernelEntry& e : kernel_registry())
+            std::printf("%-24s %-6s %-10s %s\n", e.name, e.device == Device::kCuda ? "cuda" : "cpu",
+                        e.available() ? "yes" : "no", e.summary);
+        outcome.exit_code = 0;
+    });
+}
+
+}  // namespace corrtrack

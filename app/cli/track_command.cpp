@@ -1,0 +1,273 @@
+// `corrtrack track INPUT --box x,y,w,h`: runs the tracker over a video, image sequence,
+// camera or URL, and writes CSV / JSON / OTB text / an annotated video.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "app/io/annotate.h"
+#include "app/io/result_writers.h"
+#include "app/io/video_writer.h"
+#include "app/pipeline/frame_ring.h"
+
+namespace corrtrack {
+namespace {
+
+struct TrackArgs {
+    std::string input;
+    std::vector<std::string> boxes;
+    std::string box_file;
+    std::string csv, json, video, otb;
+    bool heatmap = true;
+    long max_frames = -1;
+    bool quiet = false;
+    double read_timeout = 5.0;
+    TrackerOptions tracker;
+};
+
+// "<input minus extension>.box" next to the input, e.g. assets/sample.box for sample.mp4.
+std::string default_box_file(const std::string& input) {
+    std::filesystem::path p(input);
+    p.replace_extension(".box");
+    return std::filesystem::exists(p) ? p.string() : std::string();
+}
+
+bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error) {
+    std::ifstream in(path);
+    if (!in) {
+        *error = "cannot read box file '" + path + "'";
+        return false;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        BoxF b;
+        if (!parse_box(line, &b, error)) {
+            *error = path + ": " + *error;
+            return false;
+        }
+        boxes->push_back(b);
+    }
+    if (boxes->empty()) *error = "box file '" + path + "' holds no box";
+    return !boxes->empty();
+}
+
+int run_track(const TrackArgs& a) {
+    std::string error;
+    std::vector<BoxF> boxes;
+    for (const std::string& s : a.boxes) {
+        BoxF b;
+        if (!parse_box(s, &b, &error)) {
+            std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+            return kExitUsage;
+        }
+        boxes.push_back(b);
+    }
+    const std::string box_file = !a.box_file.empty() ? a.box_file : (boxes.empty() ? default_box_file(a.input) : "");
+    if (!box_file.empty() && !read_box_file(box_file, &boxes, &error)) {
+        std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+        return kExitUsage;
+    }
+    if (boxes.empty()) {
+        std::fprintf(stderr, "corrtrack track: no target: give --box x,y,w,h or --box-file FILE\n");
+        return kExitUsage;
+    }
+    const std::string kernel = resolve_kernel_name(a.tracker.kernel);
+    if (std::string why; !make_correlator(kernel, &why)) {
+        std::fprintf(stderr, "corrtrack track: %s\n", why.c_str());
+        return kExitUsage;
+    }
+    announce_compute_path();
+
+    SourceOptions so;
+    so.input = a.input;
+    so.want_rgb = !a.video.empty();
+    so.read_timeout_s = a.read_timeout;
+    auto source = FrameSource::open(so, &error);
+    if (!source) {
+        std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+        return kExitInput;
+    }
+    FramePipeline pipeline(std::move(source), 4);
+    if (!a.quiet) std::fprintf(stderr, "corrtrack: %s\n", pipeline.description().c_str());
+
+    std::vector<std::unique_ptr<Tracker>> trackers;
+    std::vector<std::vector<BoxF>> tracks(boxes.size());
+    CsvWriter csv;
+    if (!a.csv.empty() && !csv.open(a.csv, &error)) {
+        std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+        return kExitInput;
+    }
+    std::unique_ptr<VideoWriter> video;
+    std::vector<std::uint8_t> annotated;  // the frame copy we draw on, reused
+    nlohmann::json json_frames = nlohmann::json::array();
+    StageSamples samples;
+    long frames = 0, lost_frames = 0;
+    const bool tty = isatty(STDERR_FILENO);
+    const auto t_start = std::chrono::steady_clock::now();
+    auto t_progress = t_start;
+    double track_ms_total = 0;
+    int exit_code = 0;
+
+    while (const Frame* f = pipeline.acquire()) {
+        if (a.max_frames >= 0 && frames >= a.max_frames) {
+            pipeline.release(f);
+            break;
+        }
+        std::vector<TrackResult> results(boxes.size());
+        if (trackers.empty()) {
+            for (std::size_t i = 0; i < boxes.size(); ++i) {
+                auto t = std::make_unique<Tracker>(a.tracker);
+                if (!t->init(f->luma_view(), boxes[i], &error)) {
+                    std::fprintf(stderr, "corrtrack track: target %zu: %s\n", i, error.c_str());
+                    pipeline.release(f);
+                    return kExitInput;
+                }
+                results[i].box = boxes[i];
+                results[i].sub_cx = boxes[i].cx();
+                results[i].sub_cy = boxes[i].cy();
+                results[i].score = 1.0f;
+                trackers.push_back(std::move(t));
+            }
+            if (!a.quiet)
+                std::fprintf(stderr, "corrtrack: kernel %s%s\n", kernel.c_str(),
+                             kernel == "auto" ? " (picks the fastest per shape)" : "");
+        } else {
+            for (std::size_t i = 0; i < trackers.size(); ++i) {
+                const auto t0 = std::chrono::steady_clock::now();
+                results[i] = trackers[i]->update(f->luma_view());
+                track_ms_total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            }
+        }
+        const auto t_render = std::chrono::steady_clock::now();
+        if (!a.video.empty()) {
+            if (!video) {
+                VideoWriterOptions vo;
+                vo.fps = pipeline.fps() > 0 ? pipeline.fps() : 25.0;
+                video = VideoWriter::open(a.video, f->size(), vo, &error);
+                if (!video) {
+                    std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+                    pipeline.release(f);
+                    return kExitInput;
+                }
+                annotated.resize(f->rgb.size());
+            }
+            std::copy(f->rgb.begin(), f->rgb.end(), annotated.begin());
+            RgbImage img{annotated.data(), f->width, f->height, static_cast<std::size_t>(f->width) * 3};
+            for (std::size_t i = 0; i < trackers.size(); ++i) {
+                if (a.heatmap && frames > 0) {
+                    draw_dashed_box(img, trackers[i]->last_map_region(), {255, 255, 255});
+                    if (i == 0) draw_heatmap_inset(img, trackers[i]->last_map(), 8, 8, std::min(160, f->width / 4));
+                }
+                const Rgb color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
+                draw_box(img, results[i].box, color, 2);
+            }
+            if (!video->write_rgb(annotated.data(), img.pitch, &error)) {
+                std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+                pipeline.release(f);
+                return kExitInput;
+            }
+        }
+        const double render_ms =
+            a.video.empty() ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_render).count();
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            results[i].times.decode_ms = f->decode_ms;
+            results[i].times.render_ms = render_ms;
+            FrameRecord rec{f->index, f->pts, static_cast<int>(i), results[i]};
+            if (!a.csv.empty()) csv.write(rec);
+            if (!a.json.empty()) json_frames.push_back(to_json(rec));
+            tracks[i].push_back(results[i].box);
+            if (results[i].lost) ++lost_frames;
+            if (i == 0) samples.add(results[i].times);
+        }
+        ++frames;
+        pipeline.release(f);
+
+        const auto now = std::chrono::steady_clock::now();
+        if (!a.quiet && std::chrono::duration<double>(now - t_progress).count() >= 1.0) {
+            t_progress = now;
+            const double secs = std::chrono::duration<double>(now - t_start).count();
+            const long total = pipeline.frame_count();
+            std::fprintf(stderr, tty ? "\rframe %ld%s%s  %.1f fps   " : "frame %ld%s%s  %.1f fps\n", frames,
+                         total > 0 ? "/" : "", total > 0 ? std::to_string(total).c_str() : "", frames / secs);
+        }
+    }
+    if (!pipeline.error().empty()) {
+        std::fprintf(stderr, "%scorrtrack track: %s\n", tty && !a.quiet ? "\n" : "", pipeline.error().c_str());
+        exit_code = kExitInput;
+    }
+    if (frames == 0 && exit_code == 0) {
+        std::fprintf(stderr, "corrtrack track: '%s' has no frames\n", a.input.c_str());
+        exit_code = kExitInput;
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    if (video && !video->close(&error)) {
+        std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+        exit_code = kExitInput;
+    }
+    if (!csv.close(&error)) {
+        std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+        exit_code = kExitInput;
+    }
+    if (!a.json.empty()) {
+        nlohmann::json doc = {{"input", a.input},
+                              {"kernel", kernel},
+                              {"frames", frames},
+                              {"fps", frames / std::max(secs, 1e-9)},
+                              {"results", json_frames}};
+        if (!write_json_file(a.json, doc, &error)) {
+            std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+            exit_code = kExitInput;
+        }
+    }
+    if (!a.otb.empty()) {
+        for (std::size_t i = 0; i < tracks.size(); ++i) {
+            std::string path = a.otb;
+            if (tracks.size() > 1) path += "." + std::to_string(i);
+            if (!write_otb_results(path, tracks[i], &error)) {
+                std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+                exit_code = kExitInput;
+            }
+        }
+    }
+    if (!a.quiet) {
+        if (tty) std::fprintf(stderr, "\r%60s\r", "");
+        std::printf("frames      %ld (%ld target-frames lost)\n", frames, lost_frames);
+        std::printf("wall time   %.2f s, %.1f fps end to end, %.1f fps tracking alone\n", secs,
+                    frames / std::max(secs, 1e-9), frames > 1 ? (frames - 1) * 1000.0 / std::max(track_ms_total, 1e-9) : 0.0);
+        std::printf("kernel      %s\n", kernel.c_str());
+        std::printf("stage times (per frame, first target):\n%s", samples.summary().c_str());
+        if (pipeline.dropped() > 0) std::printf("dropped     %ld frames (live source)\n", pipeline.dropped());
+        for (const auto& [flag, path] : {std::pair{"csv", a.csv}, {"json", a.json}, {"video", a.video}, {"otb", a.otb}})
+            if (!path.empty()) std::printf("wrote %-5s %s\n", flag, path.c_str());
+    }
+    return exit_code;
+}
+
+}  // namespace
+
+void register_track_command(CLI::App& root, CommandOutcome& outcome) {
+    auto args = std::make_shared<TrackArgs>();
+    CLI::App* cmd = root.add_subcommand("track", "track targets through a video, image sequence, camera or URL");
+    cmd->add_option("input", args->input, "video file, image pattern (img/%05d.jpg), OTB folder, /dev/videoN or URL")
+        ->required();
+    cmd->add_option("--box,-b", args->boxes, "target box x,y,w,h in pixels (0-based top-left); repeat for more targets");
+    cmd->add_option("--box-file", args->box_file, "file with one x,y,w,h per line (default: INPUT with .box extension)");
+    cmd->add_option("--csv", args->csv, "per-frame rows: frame, pts, box, centre, score, confidence, lost, stage times");
+    cmd->add_option("--json", args->json, "the same rows as one JSON document");
+    cmd->add_option("--video", args->video, "annotated video (.mp4/.mkv): boxes, search window, heatmap inset");
+    cmd->add_option("--otb", args->otb, "OTB-style results: x,y,w,h per frame, 1-based");
+    cmd->add_flag("!--no-heatmap", args->heatmap, "leave the heatmap inset and search window out of the video");
+    cmd->add_option("--frames", args->max_frames, "stop after this many frames");
+    cmd->add_option("--read-timeout", args->read_timeout, "seconds a camera or stream may stall before giving up")
+        ->capture_default_str();
+    cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
+    add_tracker_options(*cmd, args->tracker);
+    cmd->callback([args, &outcome] { outcome.exit_code = run_track(*args); });
+}
+
+}  // namespace corrtrack

@@ -1,0 +1,74 @@
+#include "app/io/annotate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace corrtrack {
+namespace {
+
+void put(RgbImage img, int x, int y, Rgb c) {
+    if (x < 0 || y < 0 || x >= img.width || y >= img.height) return;
+    std::uint8_t* p = img.data + y * img.pitch + 3 * x;
+    p[0] = c.r;
+    p[1] = c.g;
+    p[2] = c.b;
+}
+
+}  // namespace
+
+void draw_box(RgbImage img, const BoxF& box, Rgb color, int thickness) {
+    const int x0 = static_cast<int>(std::lround(box.x)), y0 = static_cast<int>(std::lround(box.y));
+    const int x1 = static_cast<int>(std::lround(box.x + box.width)) - 1;
+    const int y1 = static_cast<int>(std::lround(box.y + box.height)) - 1;
+    for (int t = 0; t < thickness; ++t) {
+        for (int x = x0 - t; x <= x1 + t; ++x) {
+            put(img, x, y0 - t, color);
+            put(img, x, y1 + t, color);
+        }
+        for (int y = y0 - t; y <= y1 + t; ++y) {
+            put(img, x0 - t, y, color);
+            put(img, x1 + t, y, color);
+        }
+    }
+}
+
+void draw_dashed_box(RgbImage img, const BoxF& box, Rgb color) {
+    const int x0 = static_cast<int>(std::lround(box.x)), y0 = static_cast<int>(std::lround(box.y));
+    const int x1 = static_cast<int>(std::lround(box.x + box.width)) - 1;
+    const int y1 = static_cast<int>(std::lround(box.y + box.height)) - 1;
+    for (int x = x0; x <= x1; ++x)
+        if ((x / 4) % 2 == 0) {
+            put(img, x, y0, color);
+            put(img, x, y1, color);
+        }
+    for (int y = y0; y <= y1; ++y)
+        if ((y / 4) % 2 == 0) {
+            put(img, x0, y, color);
+            put(img, x1, y, color);
+        }
+}
+
+Rgb turbo(float t) {
+    // Polynomial fit of Google's Turbo colormap (Mikhailov, 2019), accurate to a few levels.
+    t = std::clamp(t, 0.0f, 1.0f);
+    const float r = 0.13572138f + t * (4.61539260f + t * (-42.66032258f + t * (132.13108234f + t * (-152.94239396f + t * 59.28637943f))));
+    const float g = 0.09140261f + t * (2.19418839f + t * (4.84296658f + t * (-14.18503333f + t * (4.27729857f + t * 2.82956604f))));
+    const float b = 0.10667330f + t * (12.64194608f + t * (-60.58204836f + t * (110.36276771f + t * (-89.90310912f + t * 27.34824973f))));
+    auto q = [](float v) { return static_cast<std::uint8_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };
+    return {q(r), q(g), q(b)};
+}
+
+void draw_heatmap_inset(RgbImage img, const MapView& map, int x, int y, int max_side) {
+    if (map.width <= 0 || map.height <= 0) return;
+    const double k = static_cast<double>(max_side) / std::max(map.width, map.height);
+    const int w = std::max(1, static_cast<int>(map.width * k)), h = std::max(1, static_cast<int>(map.height * k));
+    for (int v = 0; v < h; ++v)
+        for (int u = 0; u < w; ++u) {
+            const int mx = std::min(map.width - 1, static_cast<int>(u / k));
+            const int my = std::min(map.height - 1, static_cast<int>(v / k));
+            put(img, x + u, y + v, turbo(0.5f * (map.row(my)[mx] + 1.0f)));
+        }
+    draw_box(img, {static_cast<double>(x - 1), static_cast<double>(y - 1), w + 2.0, h + 2.0}, {255, 255, 255}, 1);
+}
+
+}  // namespace corrtrack

@@ -1,0 +1,124 @@
+#include "app/track/matcher.h"
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace corrtrack {
+namespace {
+
+void check(cudaError_t err, const char* what) {
+    if (err != cudaSuccess)
+        throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+// Device-side state for CUDA kernels: one stream, events around the stages, device copies of
+// the patch and the map, and a pinned host map. Buffers grow only when a shape needs more.
+struct Matcher::Gpu {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t start = nullptr, uploaded = nullptr, correlated = nullptr, downloaded = nullptr;
+    std::uint8_t* d_patch = nullptr;
+    std::size_t patch_pitch = 0;
+    Size patch_capacity;
+    float* d_map = nullptr;
+    float* h_map = nullptr;
+    std::size_t map_capacity = 0;
+
+    Gpu() {
+        check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        for (cudaEvent_t* e : {&start, &uploaded, &correlated, &downloaded})
+            check(cudaEventCreate(e), "cudaEventCreate");
+    }
+    ~Gpu() {
+        cudaFree(d_patch);
+        cudaFree(d_map);
+        cudaFreeHost(h_map);
+        for (cudaEvent_t e : {start, uploaded, correlated, downloaded}) cudaEventDestroy(e);
+        cudaStreamDestroy(stream);
+    }
+    void ensure(Size patch, std::size_t map_floats) {
+        if (patch.width > patch_capacity.width || patch.height > patch_capacity.height) {
+            cudaFree(d_patch);
+            patch_capacity = {std::max(patch.width, patch_capacity.width), std::max(patch.height, patch_capacity.height)};
+            check(cudaMallocPitch(&d_patch, &patch_pitch, patch_capacity.width, patch_capacity.height), "cudaMallocPitch");
+        }
+        if (map_floats > map_capacity) {
+            cudaFree(d_map);
+            cudaFreeHost(h_map);
+            check(cudaMalloc(&d_map, map_floats * sizeof(float)), "cudaMalloc");
+            check(cudaHostAlloc(&h_map, map_floats * sizeof(float), cudaHostAllocDefault), "cudaHostAlloc");
+            map_capacity = map_floats;
+        }
+    }
+};
+
+Matcher::Matcher() = default;
+Matcher::~Matcher() = default;
+
+bool Matcher::set_kernel(const std::string& name, std::string* error) {
+    std::string why;
+    auto k = make_correlator(name, &why);
+    if (!k) {
+        if (error) *error = why;
+        return false;
+    }
+    kernel_ = std::move(k);
+    name_ = name;
+    on_gpu_ = kernel_->info().device == Device::kCuda;
+    if (on_gpu_ && !gpu_) gpu_ = std::make_unique<Gpu>();
+    templ_size_ = {};
+    return true;
+}
+
+std::string Matcher::kernel_summary() const { return kernel_ ? kernel_->info().summary : ""; }
+
+void Matcher::set_template(ImageView templ) {
+    templ_size_ = templ.size();
+    kernel_->set_template(templ, on_gpu_ ? gpu_->stream : nullptr);
+}
+
+MapView Matcher::match(ImageView search, StageTimes* times) {
+    NccProblem p = NccProblem::full_frame(search.size(), templ_size_);
+    std::string why;
+    if (!kernel_->supports(p, &why))
+        throw std::runtime_error("kernel " + name_ + " cannot run this search: " + why);
+    const Size o = p.out_size();
+    const std::size_t floats = static_cast<std::size_t>(o.width) * o.height;
+    if (!on_gpu_) {
+        if (map_.size() < floats) map_.resize(floats);
+        const auto t0 = std::chrono::steady_clock::now();
+        MapView out{map_.data(), o.width, o.height, static_cast<std::size_t>(o.width)};
+        kernel_->run(search, p, out, nullptr);
+        if (times) times->correlate_ms += ms_since(t0);
+        return out;
+    }
+    Gpu& g = *gpu_;
+    g.ensure(search.size(), floats);
+    check(cudaEventRecord(g.start, g.stream), "cudaEventRecord");
+    check(cudaMemcpy2DAsync(g.d_patch, g.patch_pitch, search.data, search.pitch, search.width, search.height,
+                            cudaMemcpyHostToDevice, g.stream), "cudaMemcpy2DAsync");
+    check(cudaEventRecord(g.uploaded, g.stream), "cudaEventRecord");
+    const ImageView dev{g.d_patch, search.width, search.height, g.patch_pitch, MemorySpace::kDevice};
+    kernel_->run(dev, p, {g.d_map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, g.stream);
+    check(cudaEventRecord(g.correlated, g.stream), "cudaEventRecord");
+    check(cudaMemcpyAsync(g.h_map, g.d_map, floats * sizeof(float), cudaMemcpyDeviceToHost, g.stream), "cudaMemcpyAsync");
+    check(cudaEventRecord(g.downloaded, g.stream), "cudaEventRecord");
+    check(cudaEventSynchronize(g.downloaded), "cudaEventSynchronize");
+    float upload = 0, correlate = 0;
+    cudaEventElapsedTime(&upload, g.start, g.uploaded);
+    cudaEventElapsedTime(&correlate, g.uploaded, g.correlated);
+    if (times) {
+        times->upload_ms += upload;
+        times->correlate_ms += correlate;
+    }
+    return {g.h_map, o.width, o.height, static_cast<std::size_t>(o.width)};
+}
+
+}  // namespace corrtrack

@@ -1,0 +1,171 @@
+// Every registered kernel against cpu_ref: random frames, asymmetric templates from 1x1 to
+// 128x128 plus the largest supported (256x256), widths that are not a multiple of 4, rois at
+// the frame edges, flat windows, a flat template. Outputs sit inside NaN guard bands and are
+// poisoned before each run, so a stray or missing write fails. CUDA kernels run on device
+// copies; without a GPU they are skipped with a message.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "corrtrack/correlator.h"
+#include "tests/support/random_image.h"
+
+namespace corrtrack {
+namespace {
+
+using test::OwnedImage;
+
+struct SweepCase {
+    Size frame;
+    Size templ;
+    Rect roi;            // width/height 0: the whole frame
+    bool flat_patch;     // paint a flat rectangle larger than the template into the roi
+    bool flat_template;
+};
+
+std::vector<SweepCase> sweep_cases() {
+    std::vector<SweepCase> c;
+    const Size templates[] = {{1, 1},   {2, 3},   {3, 2},   {5, 7},   {7, 5},    {8, 8},   {13, 9},
+                              {16, 16}, {17, 31}, {31, 17}, {32, 32}, {33, 5},   {48, 24}, {63, 65},
+                              {64, 64}, {97, 50}, {100, 127}, {128, 128}, {256, 256}};
+    int i = 0;
+    for (Size t : templates) {
+        const Size frame{t.width + 37 + (i * 13) % 61, t.height + 29 + (i * 7) % 43};
+        // Alternate: full frame; roi touching the right/bottom edges; roi at the top-left;
+        // an interior roi with an odd (unaligned) x.
+        Rect roi;
+        switch (i % 4) {
+            case 0: roi = {0, 0, frame.width, frame.height}; break;
+            case 1: roi = {frame.width - t.width - 20, frame.height - t.height - 9, t.width + 20, t.height + 9}; break;
+            case 2: roi = {0, 0, t.width + 11, t.height + 14}; break;
+            default: roi = {3, 5, frame.width - 10, frame.height - 8}; break;
+        }
+        c.push_back({frame, t, roi, i % 3 == 1, false});
+        ++i;
+    }
+    c.push_back({{90, 70}, {12, 10}, {0, 0, 90, 70}, false, true});
+    c.push_back({{333, 171}, {45, 27}, {1, 1, 331, 169}, true, false});
+    return c;
+}
+
+struct Prepared {
+    OwnedImage frame, templ;
+    NccProblem problem;
+    std::vector<float> expected;
+};
+
+Prepared prepare(const SweepCase& sc, std::uint32_t seed) {
+    Prepared p;
+    p.frame = test::random_image(sc.frame.width, sc.frame.height, seed);
+    p.templ = test::random_image(sc.templ.width, sc.templ.height, seed + 1000);
+    const Rect roi = sc.roi.width > 0 ? sc.roi : Rect{0, 0, sc.frame.width, sc.frame.height};
+    if (sc.flat_patch)
+        test::fill_rect(p.frame, {roi.x + 1, roi.y + 1, std::min(roi.width - 1, sc.templ.width + 6),
+                                  std::min(roi.height - 1, sc.templ.height + 4)}, 141);
+    if (sc.flat_template) std::fill(p.templ.pixels.begin(), p.templ.pixels.end(), 99);
+    p.problem = {sc.frame, sc.templ, roi, 1};
+    const Size o = p.problem.out_size();
+    p.expected.assign(static_cast<std::size_t>(o.width) * o.height, NAN);
+    auto ref = make_correlator("cpu_ref");
+    ref->set_template(p.templ.view(), nullptr);
+    ref->run(p.frame.view(), p.problem, {p.expected.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
+    return p;
+}
+
+constexpr int kGuard = 3;  // guard columns/rows of NaN around every output map
+
+// Runs `k` and returns the whole guarded map (host copy).
+std::vector<float> run_guarded(Correlator& k, const Prepared& p, Device device, std::size_t* pitch_out) {
+    const Size o = p.problem.out_size();
+    const std::size_t pitch = o.width + 2 * kGuard + 5;  // odd extra so rows are not aligned
+    const std::size_t rows = o.height + 2 * kGuard;
+    std::vector<float> host(pitch * rows, NAN);
+    *pitch_out = pitch;
+    if (device == Device::kCpu) {
+        k.set_template(p.templ.view(), nullptr);
+        k.run(p.frame.view(), p.problem, {host.data() + kGuard * pitch + kGuard, o.width, o.height, pitch}, nullptr);
+        return host;
+    }
+    cudaStream_t stream;
+    EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    std::uint8_t* d_frame = nullptr;
+    std::size_t frame_pitch = 0;
+    float* d_out = nullptr;
+    EXPECT_EQ(cudaMallocPitch(&d_frame, &frame_pitch, p.frame.width, p.frame.height), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy2D(d_frame, frame_pitch, p.frame.pixels.data(), p.frame.width, p.frame.width,
+                           p.frame.height, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&d_out, host.size() * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d_out, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    const ImageView frame{d_frame, p.frame.width, p.frame.height, frame_pitch, MemorySpace::kDevice};
+    // The template goes in from host memory here; the NVDEC path hands device templates.
+    k.set_template(p.templ.view(), stream);
+    k.run(frame, p.problem, {d_out + kGuard * pitch + kGuard, o.width, o.height, pitch, MemorySpace::kDevice}, stream);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(host.data(), d_out, host.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(d_frame);
+    cudaFree(d_out);
+    cudaStreamDestroy(stream);
+    return host;
+}
+
+class KernelSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelSweep, MatchesCpuRef) {
+    const KernelEntry* entry = find_kernel(GetParam());
+    ASSERT_NE(entry, nullptr);
+    if (!entry->available()) GTEST_SKIP() << GetParam() << ": no CUDA GPU on this machine, GPU sweep skipped";
+    auto kernel = entry->create();
+    const auto cases = sweep_cases();
+    int checked = 0;
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+        const SweepCase& sc = cases[c];
+        const Prepared p = prepare(sc, 1234 + static_cast<std::uint32_t>(c) * 17);
+        std::string why;
+        if (!kernel->supports(p.problem, &why)) {
+            EXPECT_FALSE(why.empty()) << GetParam() << " refuses a case without a reason";
+            std::printf("  %s: case %zu (%dx%d templ) not supported: %s\n", GetParam().c_str(), c,
+                        sc.templ.width, sc.templ.height, why.c_str());
+            continue;
+        }
+        std::size_t pitch = 0;
+        const auto got = run_guarded(*kernel, p, entry->device, &pitch);
+        const Size o = p.problem.out_size();
+        const std::string where = GetParam() + " case " + std::to_string(c) + " templ " +
+                                  std::to_string(sc.templ.width) + "x" + std::to_string(sc.templ.height) +
+                                  " roi " + std::to_string(p.problem.roi.x) + "," + std::to_string(p.problem.roi.y) +
+                                  " " + std::to_string(p.problem.roi.width) + "x" + std::to_string(p.problem.roi.height);
+        int bad = 0;
+        for (int y = -kGuard; y < o.height + kGuard; ++y)
+            for (int x = -kGuard; x < static_cast<int>(pitch) - kGuard; ++x) {
+                const float v = got[(y + kGuard) * pitch + (x + kGuard)];
+                const bool inside = x >= 0 && y >= 0 && x < o.width && y < o.height;
+                if (!inside) {
+                    if (!std::isnan(v) && bad++ < 5) ADD_FAILURE() << where << ": stray write at " << x << "," << y;
+                    continue;
+                }
+                const float e = p.expected[static_cast<std::size_t>(y) * o.width + x];
+                if (!(std::fabs(v - e) <= 1e-4f) && bad++ < 5)
+                    ADD_FAILURE() << where << ": at " << x << "," << y << " got " << v << " want " << e;
+            }
+        ASSERT_EQ(bad, 0) << where;
+        ++checked;
+    }
+    EXPECT_GT(checked, static_cast<int>(cases.size()) / 2) << GetParam() << " supports too few cases";
+}
+
+std::vector<std::string> kernel_names() {
+    std::vector<std::string> names;
+    for (const KernelEntry& e : kernel_registry())
+        if (std::string(e.name) != "cpu_ref") names.push_back(e.name);
+    return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, KernelSweep, ::testing::ValuesIn(kernel_names()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace corrtrack
