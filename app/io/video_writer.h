@@ -14,8 +14,20 @@ namespace corrtrack {
 struct VideoWriterOptions {
     double fps = 25.0;
     int crf = 20;             // quality for x264 (lower is better); 0 is lossless
-    std::string codec;        // empty: libx264 if available, else mpeg4
+    std::string codec;        // empty: libx264 if available, else mpeg4; for an image pattern
+                              // the extension's codec (png, mjpeg)
 };
+
+// Encoding choices:
+//   libx264: preset veryfast; yuv420p limited range, except crf 0: yuv444p full range, so
+//            grey and colour survive bit-exactly (High 4:4:4 Predictive, which lossless x264
+//            needs anyway; not every hardware player decodes it).
+//   mpeg4 / mjpeg: fixed quantiser 2 + crf/5 (crf 0 -> 2, near transparent). png: lossless.
+//   A pixel format with subsampled chroma (yuv420p) needs even sizes: an odd width or height
+//   is padded by one column/row repeating the last one, so such a file reads back one pixel
+//   wider/taller than written. Other formats keep the size.
+//   An image pattern ("out/%05d.png", image2 muxer) writes one numbered file per frame from 1.
+//   .mp4/.mov get the index at the front (faststart). Frame k has pts k / fps.
 
 class VideoWriter {
 public:

@@ -18,9 +18,15 @@
 
 namespace corrtrack {
 
+// Slots: the decoder fills one, the consumer holds what it acquired, the rest wait in display
+// order. A live source with no free slot overwrites the oldest waiting frame (dropped() counts
+// it), so the frame acquire() returns is at most slots - 2 frames older than the newest one
+// decoded: few slots give the least latency, more slots ride out jitter. stop() returns once
+// the decode thread has ended: at once when it waits for a slot, else after the read in
+// progress (bounded by the source's read timeout).
 class FramePipeline {
 public:
-    // slots >= 2. Starts the decode thread at once.
+    // slots >= 2 (fewer are raised to 2). Starts the decode thread at once.
     FramePipeline(std::unique_ptr<FrameSource> source, int slots = 4);
     ~FramePipeline();  // stops the decode thread
     FramePipeline(const FramePipeline&) = delete;
@@ -32,6 +38,7 @@ public:
     const Frame* acquire();
     void release(const Frame* frame);
 
+    // Valid once acquire() has returned nullptr (written by the decode thread before that).
     const std::string& error() const { return error_; }
     long dropped() const { return dropped_.load(); }
     bool live() const { return live_; }
@@ -39,7 +46,7 @@ public:
     double fps() const { return fps_; }
     long frame_count() const { return frame_count_; }
     std::string description() const { return description_; }
-    void stop();
+    void stop();  // ends the decode thread; acquire() then returns nullptr
 
 private:
     void decode_loop();
@@ -52,7 +59,7 @@ private:
     long frame_count_ = -1;
     std::string description_;
 
-    std::mutex mutex_;                 // guards free_, ready_, finished_, error_
+    std::mutex mutex_;                 // guards free_, ready_, finished_, stopping_, error_
     std::condition_variable changed_;  // signalled on every change of the above
     std::deque<int> free_;             // slots the decoder may fill
     std::deque<int> ready_;            // decoded slots in display order

@@ -1,0 +1,883 @@
+// FrameSource over libavformat/libavcodec/libswscale/libavdevice. See frame_source.h for the
+// end-of-input policy; everything here runs on the thread that owns the source.
+#include "app/io/frame_source.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavdevice/avdevice.h>
+#include <libavformat/avformat.h>
+#include <libavutil/dict.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <system_error>
+#include <thread>
+
+namespace corrtrack {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string av_error_string(int err) {
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+    av_strerror(err, buf, sizeof buf);
+    return buf;
+}
+
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The last error-level libav message logged on this thread. Error codes alone say "Invalid
+// data"; the log says why ("moov atom not found"), which is what a user needs to see.
+thread_local std::string t_last_av_log;
+
+void capture_av_log(void* avcl, int level, const char* fmt, va_list args) {
+    if (level <= AV_LOG_ERROR && fmt) {
+        va_list copy;
+        va_copy(copy, args);
+        char line[512];
+        std::vsnprintf(line, sizeof line, fmt, copy);
+        va_end(copy);
+        std::string text(line);
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.'))
+            text.pop_back();
+        if (!text.empty()) t_last_av_log = text;
+    }
+    av_log_default_callback(avcl, level, fmt, args);
+}
+
+void init_libav_once() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        av_log_set_callback(capture_av_log);
+        avdevice_register_all();
+    });
+}
+
+// " (detail)" from the log when it adds something to the error code's own text.
+std::string log_detail(const std::string& already_said) {
+    const std::string& d = t_last_av_log;
+    if (d.empty() || already_said.find(d) != std::string::npos ||
+        d.find(already_said) != std::string::npos)
+        return {};
+    return " (" + d + ")";
+}
+
+struct FormatCloser {
+    void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
+};
+struct CodecFreer {
+    void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct FrameFreer {
+    void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct PacketFreer {
+    void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct SwsFreer {
+    void operator()(SwsContext* s) const { sws_freeContext(s); }
+};
+
+// Deadline checked by libav's blocking I/O through AVIOInterruptCB. It lives in the source
+// object so that its address stays valid for the format context's lifetime.
+struct Deadline {
+    Clock::time_point at = Clock::time_point::max();
+    bool expired = false;
+
+    void arm(double seconds) {
+        expired = false;
+        at = seconds > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                               std::chrono::duration<double>(seconds))
+                         : Clock::time_point::max();
+    }
+    static int check(void* opaque) {
+        auto* d = static_cast<Deadline*>(opaque);
+        if (Clock::now() < d->at) return 0;
+        d->expired = true;
+        return 1;
+    }
+};
+
+bool starts_with(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// "scheme" of "scheme://..." or empty.
+std::string url_scheme(const std::string& s) {
+    auto p = s.find("://");
+    if (p == std::string::npos || p == 0) return {};
+    for (std::size_t i = 0; i < p; ++i) {
+        char c = s[i];
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.')
+            return {};
+    }
+    return lower(s.substr(0, p));
+}
+
+// URLs may carry a password (rtsp://user:pass@camera/); messages must not.
+std::string redact_url(const std::string& url) {
+    auto scheme_end = url.find("://");
+    if (scheme_end == std::string::npos) return url;
+    auto host_start = scheme_end + 3;
+    auto path_start = url.find('/', host_start);
+    auto at = url.rfind('@', path_start == std::string::npos ? url.size() : path_start);
+    if (at == std::string::npos || at < host_start) return url;
+    return url.substr(0, host_start) + "***@" + url.substr(at + 1);
+}
+
+std::string escape_percent(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        out += c;
+        if (c == '%') out += '%';
+    }
+    return out;
+}
+
+// A printf pattern with exactly one integer conversion, as image2 understands it.
+struct SequencePattern {
+    std::string dir, prefix, suffix;  // prefix/suffix literal (%% already undone)
+    int width = 0;                    // minimum digits; zero-padded when > 0
+};
+
+bool parse_sequence_pattern(const std::string& pattern, SequencePattern* out) {
+    fs::path p(pattern);
+    out->dir = p.has_parent_path() ? p.parent_path().string() : ".";
+    std::string name = p.filename().string();
+    bool found = false;
+    std::string* lit = &out->prefix;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        if (name[i] != '%') {
+            *lit += name[i];
+            continue;
+        }
+        if (i + 1 < name.size() && name[i + 1] == '%') {
+            *lit += '%';
+            ++i;
+            continue;
+        }
+        std::size_t j = i + 1;
+        int width = 0;
+        while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j])))
+            width = width * 10 + (name[j++] - '0');
+        if (j >= name.size() || name[j] != 'd' || found) return false;
+        found = true;
+        out->width = width;
+        lit = &out->suffix;
+        i = j;
+    }
+    return found;
+}
+
+std::string format_sequence_name(const SequencePattern& sp, long n) {
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%0*ld", sp.width, n);
+    return sp.prefix + digits + sp.suffix;
+}
+
+// First number present and how many consecutive files follow it (image2 stops at a gap);
+// *beyond_gap counts the matching files after the gap, which image2 will not read.
+bool scan_sequence(const std::string& pattern, long* start, long* count, long* beyond_gap,
+                   std::string* error) {
+    SequencePattern sp;
+    if (!parse_sequence_pattern(pattern, &sp)) {
+        *error = "'" + pattern + "' is not an image sequence pattern (expected one %d or %05d)";
+        return false;
+    }
+    std::error_code ec;
+    std::set<long> numbers;
+    for (fs::directory_iterator it(sp.dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        const std::size_t fixed = sp.prefix.size() + sp.suffix.size();
+        if (name.size() <= fixed || !starts_with(name, sp.prefix.c_str()) ||
+            name.compare(name.size() - sp.suffix.size(), sp.suffix.size(), sp.suffix) != 0)
+            continue;
+        std::string mid = name.substr(sp.prefix.size(), name.size() - fixed);
+        auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+        if (mid.size() > 15 || !std::all_of(mid.begin(), mid.end(), is_digit)) continue;
+        long n = std::stol(mid);
+        if (format_sequence_name(sp, n) == name) numbers.insert(n);
+    }
+    if (ec) {
+        *error = "cannot open image sequence '" + pattern + "': " + ec.message();
+        return false;
+    }
+    if (numbers.empty()) {
+        *error = "cannot open image sequence '" + pattern + "': no file matches the pattern";
+        return false;
+    }
+    *start = *numbers.begin();
+    long n = *start;
+    while (numbers.count(n)) ++n;
+    *count = n - *start;
+    *beyond_gap = static_cast<long>(numbers.size()) - *count;
+    return true;
+}
+
+bool is_image_extension(std::string ext) {
+    ext = lower(ext);
+    static const char* const kExts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif",
+                                        ".tiff", ".pgm", ".ppm", ".webp"};
+    return std::any_of(std::begin(kExts), std::end(kExts), [&](const char* e) { return ext == e; });
+}
+
+// The printf pattern of the largest group of numbered images in dir (name = prefix + digits +
+// extension), or empty when there is none.
+std::string find_numbered_images(const fs::path& dir) {
+    struct Group {
+        long files = 0;
+        std::set<std::size_t> widths;
+    };
+    std::map<std::pair<std::string, std::string>, Group> groups;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (!it->is_regular_file(ec)) continue;
+        std::string ext = it->path().extension().string();
+        if (!is_image_extension(ext)) continue;
+        std::string stem = it->path().stem().string();
+        std::size_t d = stem.size();
+        while (d > 0 && std::isdigit(static_cast<unsigned char>(stem[d - 1]))) --d;
+        if (d == stem.size() || stem.size() - d > 15) continue;
+        Group& g = groups[{stem.substr(0, d), ext}];
+        ++g.files;
+        g.widths.insert(stem.size() - d);
+    }
+    const std::pair<const std::pair<std::string, std::string>, Group>* best = nullptr;
+    for (const auto& g : groups)
+        if (!best || g.second.files > best->second.files) best = &g;
+    if (!best) return {};
+    // One width for all files: zero padded (or all numbers happen to have that many digits,
+    // which the padded pattern matches as well). Mixed widths: unpadded numbers.
+    std::string conv = best->second.widths.size() == 1
+                           ? "%0" + std::to_string(*best->second.widths.begin()) + "d"
+                           : std::string("%d");
+    return (dir / (escape_percent(best->first.first) + conv + escape_percent(best->first.second)))
+        .string();
+}
+
+struct ResolvedInput {
+    SourceKind kind = SourceKind::kFile;
+    std::string url;      // what libav opens
+    std::string display;  // short name for description()
+};
+
+bool resolve_folder(const std::string& input, ResolvedInput* out, std::string* error) {
+    fs::path dir(input);
+    std::error_code ec;
+    std::string pattern;
+    if (fs::is_directory(dir / "img", ec)) pattern = find_numbered_images(dir / "img");
+    if (pattern.empty()) {
+        for (const char* name : {"video.mkv", "video.mp4", "video.avi"}) {
+            if (fs::is_regular_file(dir / name, ec)) {
+                out->kind = SourceKind::kFile;
+                out->url = (dir / name).string();
+                return true;
+            }
+        }
+        pattern = find_numbered_images(dir);
+    }
+    if (pattern.empty()) {
+        *error = "cannot open '" + input +
+                 "': the folder has no numbered images (img/00001.jpg ...) and no video.mkv";
+        return false;
+    }
+    out->kind = SourceKind::kImageSequence;
+    out->url = pattern;
+    return true;
+}
+
+bool resolve_input(const SourceOptions& o, ResolvedInput* out, std::string* error) {
+    const std::string& in = o.input;
+    if (in.empty()) {
+        *error = "no input given";
+        return false;
+    }
+    std::error_code ec;
+    fs::path as_path(in);
+    std::string name = as_path.filename().string();
+    if (name.empty()) name = as_path.parent_path().filename().string();
+    out->display = name.empty() ? in : name;
+    out->url = in;
+
+    SourceKind kind = o.kind;
+    std::string scheme = url_scheme(in);
+    if (kind == SourceKind::kAuto) {
+        if (starts_with(in, "/dev/video"))
+            kind = SourceKind::kCamera;
+        else if (!scheme.empty() && scheme != "file")
+            kind = SourceKind::kUrl;
+        else if (fs::is_directory(in, ec))
+            kind = SourceKind::kImageSequence;
+        else if (in.find('%') != std::string::npos && !fs::exists(in, ec))
+            kind = SourceKind::kImageSequence;
+        else
+            kind = SourceKind::kFile;
+    }
+    out->kind = kind;
+    switch (kind) {
+    case SourceKind::kCamera:
+        out->display = in;
+        return true;
+    case SourceKind::kUrl:
+        out->display = redact_url(in);
+        return true;
+    case SourceKind::kFile:
+        if (scheme == "file") out->url = in.substr(7);
+        if (fs::is_directory(out->url, ec)) return resolve_folder(out->url, out, error);
+        return true;
+    case SourceKind::kImageSequence: {
+        if (fs::is_directory(in, ec)) return resolve_folder(in, out, error);
+        // "car4/img/%05d.jpg" says more than "%05d.jpg".
+        fs::path parent = as_path.parent_path();
+        fs::path shown = parent.filename() / as_path.filename();
+        if (parent.filename() == "img" && parent.has_parent_path())
+            shown = parent.parent_path().filename() / shown;
+        out->display = shown.string();
+        return true;
+    }
+    case SourceKind::kAuto:
+        break;
+    }
+    *error = "unknown input kind";
+    return false;
+}
+
+// "HH:MM:SS.fffffffff" as Matroska's muxer writes per-track DURATION tags; -1 if absent.
+double parse_duration_tag(const AVDictionary* metadata) {
+    const AVDictionaryEntry* e = av_dict_get(metadata, "DURATION", nullptr, 0);
+    if (!e) return -1;
+    int h = 0, m = 0;
+    double s = 0;
+    if (std::sscanf(e->value, "%d:%d:%lf", &h, &m, &s) != 3) return -1;
+    return h * 3600.0 + m * 60.0 + s;
+}
+
+AVPixelFormat without_jpeg_range(AVPixelFormat f, bool* full_range) {
+    switch (f) {
+    case AV_PIX_FMT_YUVJ420P: *full_range = true; return AV_PIX_FMT_YUV420P;
+    case AV_PIX_FMT_YUVJ422P: *full_range = true; return AV_PIX_FMT_YUV422P;
+    case AV_PIX_FMT_YUVJ444P: *full_range = true; return AV_PIX_FMT_YUV444P;
+    case AV_PIX_FMT_YUVJ440P: *full_range = true; return AV_PIX_FMT_YUV440P;
+    case AV_PIX_FMT_YUVJ411P: *full_range = true; return AV_PIX_FMT_YUV411P;
+    default: return f;
+    }
+}
+
+std::string format_fps(double fps) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", fps);
+    return buf;
+}
+
+class LibavSource final : public FrameSource {
+public:
+    bool open(const SourceOptions& options, const ResolvedInput& input, std::string* error);
+
+    ReadStatus read(Frame& out) override;
+    const std::string& error() const override { return error_; }
+    bool live() const override { return live_; }
+    Size size() const override { return size_; }
+    double fps() const override { return fps_; }
+    long frame_count() const override { return frame_count_; }
+    std::string description() const override { return description_; }
+
+private:
+    bool fail_open(const std::string& message, std::string* error);
+    bool convert(const AVFrame* f, Frame& out);
+    ReadStatus finish();
+    ReadStatus fail(const std::string& message);
+    void note_decode_error(const std::string& what);
+    // Reports the failing libav call (architecture rule 4) for failures a user cannot cause.
+    bool check(int ret, const char* call, int line);
+
+    SourceOptions options_;
+    ResolvedInput input_;
+    std::string name_;  // the input as the user wrote it (redacted for URLs), for messages
+    Deadline deadline_;
+    std::unique_ptr<AVFormatContext, FormatCloser> format_;
+    std::unique_ptr<AVCodecContext, CodecFreer> codec_;
+    std::unique_ptr<AVFrame, FrameFreer> frame_;
+    std::unique_ptr<AVPacket, PacketFreer> packet_;
+    std::unique_ptr<SwsContext, SwsFreer> gray_sws_, rgb_sws_;
+    struct ConversionKey {
+        int width = 0, height = 0, format = -1, full_range = -1, colorspace = -1;
+        bool operator==(const ConversionKey& o) const {
+            return width == o.width && height == o.height && format == o.format &&
+                   full_range == o.full_range && colorspace == o.colorspace;
+        }
+    } conversion_key_;
+    int stream_index_ = -1;
+    AVRational time_base_{1, 1};
+    int64_t origin_ts_ = AV_NOPTS_VALUE;  // timestamp that maps to pts 0
+
+    bool live_ = false;
+    Size size_;
+    double fps_ = 0;
+    long frame_count_ = -1;
+    long declared_frames_ = -1;  // what the container promises, for the truncation check
+    long sequence_start_ = 0;
+    long sequence_beyond_gap_ = 0;  // images after a missing number, which image2 skips
+    std::string description_;
+
+    long delivered_ = 0;
+    bool draining_ = false;
+    bool finished_ = false;
+    ReadStatus final_status_ = ReadStatus::kEnd;
+    int demux_error_ = 0;
+    std::string demux_error_detail_;
+    long decode_errors_ = 0;
+    long first_decode_error_after_ = -1;  // frames delivered before the first decode error
+    std::string first_decode_error_;
+    std::string error_;
+};
+
+#define CT_AV_CHECK(call) check((call), #call, __LINE__)
+
+bool LibavSource::check(int ret, const char* call, int line) {
+    if (ret >= 0) return true;
+    std::string what = av_error_string(ret);
+    error_ = "'" + name_ + "': " + call + " failed: " + what + log_detail(what) +
+             " (frame_source.cpp:" + std::to_string(line) + ")";
+    return false;
+}
+
+bool LibavSource::fail_open(const std::string& message, std::string* error) {
+    if (error) *error = message;
+    return false;
+}
+
+bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
+                       std::string* error) {
+    options_ = options;
+    input_ = input;
+    live_ = input.kind == SourceKind::kCamera || input.kind == SourceKind::kUrl;
+    name_ = input.kind == SourceKind::kUrl ? redact_url(options.input) : options.input;
+    t_last_av_log.clear();
+
+    std::error_code ec;
+    if (input.kind == SourceKind::kFile && fs::is_regular_file(input.url, ec) &&
+        fs::file_size(input.url, ec) == 0 && !ec)
+        return fail_open("cannot open '" + name_ + "': the file is empty", error);
+
+    AVDictionary* raw_opts = nullptr;
+    std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts(&raw_opts, av_dict_free);
+    const AVInputFormat* input_format = nullptr;
+    std::string what = "'" + name_ + "'";
+    switch (input.kind) {
+    case SourceKind::kImageSequence: {
+        long count = 0;
+        std::string message;
+        if (!scan_sequence(input.url, &sequence_start_, &count, &sequence_beyond_gap_, &message))
+            return fail_open(message, error);
+        frame_count_ = count;
+        input_format = av_find_input_format("image2");
+        if (!input_format) return fail_open("this FFmpeg has no image2 demuxer", error);
+        AVRational rate = av_d2q(options.sequence_fps > 0 ? options.sequence_fps : 30.0, 1001000);
+        av_dict_set(opts.get(), "pattern_type", "sequence", 0);
+        av_dict_set_int(opts.get(), "start_number", sequence_start_, 0);
+        av_dict_set(opts.get(), "framerate",
+                    (std::to_string(rate.num) + "/" + std::to_string(rate.den)).c_str(), 0);
+        what = "image sequence '" + input.url + "'";
+        break;
+    }
+    case SourceKind::kCamera:
+        input_format = av_find_input_format("v4l2");
+        if (!input_format)
+            return fail_open("cannot open camera '" + name_ +
+                                 "': this FFmpeg was built without the video4linux2 input",
+                             error);
+        if (!options.camera_size.empty())
+            av_dict_set(opts.get(), "video_size", options.camera_size.c_str(), 0);
+        if (options.camera_fps > 0) {
+            AVRational rate = av_d2q(options.camera_fps, 1001000);
+            av_dict_set(opts.get(), "framerate",
+                        (std::to_string(rate.num) + "/" + std::to_string(rate.den)).c_str(), 0);
+        }
+        what = "camera '" + name_ + "'";
+        break;
+    case SourceKind::kUrl: {
+        // Socket timeouts back up the interrupt callback inside protocols that poll without
+        // it. All in microseconds. RTMP is left out: its "timeout" means "listen".
+        const int64_t us = static_cast<int64_t>(std::max(options.read_timeout_s, 0.1) * 1e6);
+        const std::string scheme = url_scheme(input.url);
+        av_dict_set_int(opts.get(), "rw_timeout", us, 0);
+        if (scheme == "rtsp" || scheme == "rtsps") {
+#if LIBAVFORMAT_VERSION_MAJOR < 59
+            av_dict_set_int(opts.get(), "stimeout", us, 0);
+#else
+            av_dict_set_int(opts.get(), "timeout", us, 0);
+#endif
+            av_dict_set(opts.get(), "rtsp_flags", "prefer_tcp", 0);
+        } else if (scheme == "http" || scheme == "https" || scheme == "tcp" || scheme == "udp" ||
+                   scheme == "srt") {
+            av_dict_set_int(opts.get(), "timeout", us, 0);
+        }
+        break;
+    }
+    case SourceKind::kFile:
+    case SourceKind::kAuto:
+        break;
+    }
+
+    init_libav_once();
+    t_last_av_log.clear();
+    AVFormatContext* fc = avformat_alloc_context();
+    if (!fc) return fail_open("out of memory (avformat_alloc_context)", error);
+    fc->interrupt_callback.callback = &Deadline::check;
+    fc->interrupt_callback.opaque = &deadline_;
+    // A blocking V4L2 dequeue ignores the interrupt callback; non-blocking mode returns
+    // EAGAIN instead, and read() polls until its deadline.
+    if (input.kind == SourceKind::kCamera) fc->flags |= AVFMT_FLAG_NONBLOCK;
+    deadline_.arm(options.open_timeout_s);
+    int ret = avformat_open_input(&fc, input.url.c_str(), input_format, opts.get());
+    if (ret < 0) {  // avformat_open_input freed fc
+        if (deadline_.expired)
+            return fail_open("cannot open " + what + ": no answer within " +
+                                 format_fps(options.open_timeout_s) + " s (open timeout)",
+                             error);
+        std::string reason = av_error_string(ret);
+        reason += log_detail(reason);
+        if (ret == AVERROR_INVALIDDATA && input.kind == SourceKind::kFile)
+            return fail_open(what + " is not a video FFmpeg can read: " + reason, error);
+        return fail_open("cannot open " + what + ": " + reason, error);
+    }
+    format_.reset(fc);
+
+    ret = avformat_find_stream_info(fc, nullptr);
+    if (ret < 0) {
+        if (deadline_.expired)
+            return fail_open("cannot open " + what + ": no video data within " +
+                                 format_fps(options.open_timeout_s) + " s (open timeout)",
+                             error);
+        std::string reason = av_error_string(ret);
+        return fail_open("cannot read " + what + ": " + reason + log_detail(reason), error);
+    }
+
+    const AVCodec* decoder = nullptr;
+    stream_index_ = av_find_best_stream(fc, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
+    if (stream_index_ == AVERROR_STREAM_NOT_FOUND ||
+        (stream_index_ >= 0 &&
+         (fc->streams[stream_index_]->disposition & AV_DISPOSITION_ATTACHED_PIC)))
+        return fail_open(what + " has no video stream", error);
+    if (stream_index_ == AVERROR_DECODER_NOT_FOUND || (stream_index_ >= 0 && !decoder)) {
+        int idx = av_find_best_stream(fc, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+        const char* codec_name =
+            idx >= 0 ? avcodec_get_name(fc->streams[idx]->codecpar->codec_id) : "unknown";
+        return fail_open(what + ": this FFmpeg has no decoder for its video codec '" +
+                             codec_name + "'",
+                         error);
+    }
+    if (stream_index_ < 0)
+        return fail_open("cannot read " + what + ": " + av_error_string(stream_index_), error);
+    AVStream* st = fc->streams[stream_index_];
+    for (unsigned i = 0; i < fc->nb_streams; ++i)
+        if (static_cast<int>(i) != stream_index_) fc->streams[i]->discard = AVDISCARD_ALL;
+    time_base_ = st->time_base;
+
+    AVCodecContext* cc = avcodec_alloc_context3(decoder);
+    if (!cc) return fail_open("out of memory (avcodec_alloc_context3)", error);
+    codec_.reset(cc);
+    if (!CT_AV_CHECK(avcodec_parameters_to_context(cc, st->codecpar)))
+        return fail_open(error_, error);
+    cc->pkt_timebase = st->time_base;
+    cc->thread_count = 0;  // one per core
+    // Frame threads add one frame of latency per thread: fine for files, not for live.
+    cc->thread_type = live_ ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
+    if (live_) cc->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    ret = avcodec_open2(cc, decoder, nullptr);
+    if (ret < 0) {
+        std::string reason = av_error_string(ret);
+        return fail_open("cannot start the " + std::string(decoder->name) + " decoder for " +
+                             what + ": " + reason + log_detail(reason),
+                         error);
+    }
+
+    frame_.reset(av_frame_alloc());
+    packet_.reset(av_packet_alloc());
+    if (!frame_ || !packet_) return fail_open("out of memory (av_frame_alloc)", error);
+
+    size_ = {st->codecpar->width, st->codecpar->height};
+    if (input.kind == SourceKind::kImageSequence) {
+        fps_ = options.sequence_fps > 0 ? options.sequence_fps : 30.0;
+    } else {
+        AVRational rate = av_guess_frame_rate(fc, st, nullptr);
+        fps_ = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+    }
+    if (input.kind == SourceKind::kFile) {
+        if (st->nb_frames > 0) {
+            declared_frames_ = static_cast<long>(st->nb_frames);
+        } else if (fps_ > 0) {
+            double seconds = -1;
+            if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+                seconds = st->duration * av_q2d(st->time_base);
+            if (seconds <= 0) seconds = parse_duration_tag(st->metadata);
+            // The container's duration covers every stream; trust it only when video is alone.
+            if (seconds <= 0 && fc->nb_streams == 1 && fc->duration != AV_NOPTS_VALUE)
+                seconds = fc->duration / static_cast<double>(AV_TIME_BASE);
+            if (seconds > 0) declared_frames_ = std::lround(seconds * fps_);
+        }
+        frame_count_ = declared_frames_;
+    }
+    if (!live_ && st->start_time != AV_NOPTS_VALUE) origin_ts_ = st->start_time;
+
+    description_ = input.display + ": " + avcodec_get_name(st->codecpar->codec_id) + " " +
+                   std::to_string(size_.width) + "x" + std::to_string(size_.height);
+    if (fps_ > 0) description_ += " @ " + format_fps(fps_) + " fps";
+    if (live_)
+        description_ += ", live";
+    else if (frame_count_ > 0)
+        description_ += ", " + std::to_string(frame_count_) + " frames";
+    return true;
+}
+
+void LibavSource::note_decode_error(const std::string& what) {
+    if (decode_errors_++ == 0) {
+        first_decode_error_after_ = delivered_;
+        first_decode_error_ = what + log_detail(what);
+    }
+}
+
+ReadStatus LibavSource::fail(const std::string& message) {
+    finished_ = true;
+    final_status_ = ReadStatus::kError;
+    error_ = message;
+    return final_status_;
+}
+
+// What the end of input means; see the policy in frame_source.h.
+ReadStatus LibavSource::finish() {
+    finished_ = true;
+    const std::string last = delivered_ > 0 ? std::to_string(delivered_ - 1) : std::string();
+    if (delivered_ == 0) {
+        std::string why = demux_error_ ? av_error_string(demux_error_) + demux_error_detail_
+                        : decode_errors_ ? first_decode_error_
+                                         : std::string("the video stream has no frames");
+        return fail("'" + name_ + "': no frame could be decoded: " + why);
+    }
+    // image2 probes ahead past a hole and then fails to open the missing file; the gap is
+    // what the user needs to hear about.
+    if (sequence_beyond_gap_ > 0) {
+        SequencePattern sp;
+        parse_sequence_pattern(input_.url, &sp);
+        return fail("image sequence '" + input_.url + "' has a gap: " +
+                    format_sequence_name(sp, sequence_start_ + frame_count_) + " is missing, so " +
+                    std::to_string(sequence_beyond_gap_) + " image(s) after it were not read");
+    }
+    if (demux_error_)
+        return fail("'" + name_ + (live_ ? "' stopped after frame " : "' is corrupt after frame ") +
+                    last + ": " + av_error_string(demux_error_) + demux_error_detail_);
+    if (live_) {
+        final_status_ = ReadStatus::kEnd;
+        return final_status_;
+    }
+    // Small slack: edit lists and open GOPs can hide a frame or two of what the container
+    // counts, and a duration-based count is rounded.
+    const long slack = 2 + declared_frames_ / 200;
+    const bool short_count = declared_frames_ > 0 && delivered_ + slack < declared_frames_;
+    const std::string counts = std::to_string(delivered_) + " of " +
+                               std::to_string(declared_frames_) + " frames decoded";
+    const std::string errors =
+        std::to_string(decode_errors_) + " decoding error(s), the first near frame " +
+        std::to_string(first_decode_error_after_) + ": " + first_decode_error_;
+    // Missing frames matter most (a cut file's last packet also fails to decode, which is
+    // not news); the decoding errors come second.
+    if (short_count)
+        return fail("'" + name_ + "' ended early: " + counts +
+                    " (input truncated or corrupt after frame " + last + ")" +
+                    (decode_errors_ > 0 ? "; " + errors : std::string()));
+    if (decode_errors_ > 0) return fail("'" + name_ + "' is corrupt: " + errors);
+    final_status_ = ReadStatus::kEnd;
+    return final_status_;
+}
+
+ReadStatus LibavSource::read(Frame& out) {
+    if (finished_) return final_status_;
+    AVCodecContext* cc = codec_.get();
+    AVFrame* f = frame_.get();
+    AVPacket* pkt = packet_.get();
+    deadline_.arm(options_.read_timeout_s);
+    double busy_ms = 0;  // decoding and conversion; waiting for input is not decode time
+    long errors_in_a_row = 0;
+    for (;;) {
+        auto t0 = Clock::now();
+        int ret = avcodec_receive_frame(cc, f);
+        busy_ms += ms_since(t0);
+        if (ret == 0) {
+            // Concealed damage: the frame is usable, but the file is not what it claims.
+            if (!live_ && (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT)))
+                note_decode_error("frame " + std::to_string(delivered_) +
+                                  " decoded with concealed errors");
+            t0 = Clock::now();
+            bool ok = convert(f, out);
+            av_frame_unref(f);
+            if (!ok) return fail(error_);
+            out.decode_ms = busy_ms + ms_since(t0);
+            ++delivered_;
+            return ReadStatus::kFrame;
+        }
+        if (ret == AVERROR_EOF) return finish();
+        if (ret != AVERROR(EAGAIN)) {
+            note_decode_error(av_error_string(ret));
+            if (++errors_in_a_row > 1000)
+                return fail("'" + name_ + "': the decoder keeps failing: " + av_error_string(ret));
+            if (draining_) continue;
+        }
+        if (draining_) {
+            // EAGAIN after a flush would loop forever; libav never does it, but be safe.
+            return finish();
+        }
+
+        t_last_av_log.clear();
+        ret = av_read_frame(format_.get(), pkt);
+        if (ret == AVERROR(EAGAIN)) {  // non-blocking camera with no new frame yet
+            if (Clock::now() >= deadline_.at) deadline_.expired = true;
+            if (deadline_.expired) {
+                return fail("'" + name_ + "' stopped sending frames: nothing for " +
+                            format_fps(options_.read_timeout_s) + " s (read timeout)");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            continue;
+        }
+        if (ret < 0) {
+            if (deadline_.expired || ret == AVERROR_EXIT)
+                return fail("'" + name_ + "' stopped sending data: nothing for " +
+                            format_fps(options_.read_timeout_s) + " s (read timeout)");
+            if (ret != AVERROR_EOF) {
+                demux_error_ = ret;
+                demux_error_detail_ = log_detail(av_error_string(ret));
+            }
+            // Deliver what the decoder still holds, then finish() judges the end.
+            draining_ = true;
+            ret = avcodec_send_packet(cc, nullptr);
+            if (ret < 0 && ret != AVERROR_EOF) return finish();
+            continue;
+        }
+        if (pkt->stream_index != stream_index_) {
+            av_packet_unref(pkt);
+            continue;
+        }
+        t0 = Clock::now();
+        ret = avcodec_send_packet(cc, pkt);
+        busy_ms += ms_since(t0);
+        av_packet_unref(pkt);
+        if (ret < 0 && ret != AVERROR(EAGAIN)) {
+            note_decode_error(av_error_string(ret));
+            if (++errors_in_a_row > 1000)
+                return fail("'" + name_ + "': the decoder keeps failing: " + av_error_string(ret));
+        } else {
+            errors_in_a_row = 0;
+        }
+    }
+}
+
+bool LibavSource::convert(const AVFrame* f, Frame& out) {
+    const int w = f->width, h = f->height;
+    bool full_range = f->color_range == AVCOL_RANGE_JPEG;
+    const AVPixelFormat src_format =
+        without_jpeg_range(static_cast<AVPixelFormat>(f->format), &full_range);
+    ConversionKey key{w, h, src_format, full_range ? 1 : 0, f->colorspace};
+    if (!(key == conversion_key_)) {
+        conversion_key_ = ConversionKey{};
+        gray_sws_.reset(sws_getCachedContext(gray_sws_.release(), w, h, src_format, w, h,
+                                             AV_PIX_FMT_GRAY8, SWS_BILINEAR | SWS_ACCURATE_RND,
+                                             nullptr, nullptr, nullptr));
+        if (options_.want_rgb)
+            rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, w, h,
+                                                AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND,
+                                                nullptr, nullptr, nullptr));
+        if (!gray_sws_ || (options_.want_rgb && !rgb_sws_)) {
+            const char* fmt_name = av_get_pix_fmt_name(src_format);
+            error_ = "'" + name_ + "': cannot convert frames of pixel format " +
+                     (fmt_name ? fmt_name : "unknown") + " (sws_getCachedContext failed)";
+            return false;
+        }
+        // Unspecified colorspace: BT.601, as swscale and most players assume for SD.
+        int cs = f->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709
+               : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL
+                   ? SWS_CS_BT2020
+                   : SWS_CS_ITU601;
+        const int* coeffs = sws_getCoefficients(cs);
+        for (SwsContext* s : {gray_sws_.get(), rgb_sws_.get()}) {
+            // Fails (-1) for RGB and grey sources, which have no YUV range to set: harmless.
+            if (s) sws_setColorspaceDetails(s, coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16,
+                                            1 << 16);
+        }
+        conversion_key_ = key;
+    }
+
+    out.width = w;
+    out.height = h;
+    out.luma.resize(static_cast<std::size_t>(w) * h);
+    uint8_t* gray_dst[4] = {out.luma.data(), nullptr, nullptr, nullptr};
+    int gray_stride[4] = {w, 0, 0, 0};
+    if (sws_scale(gray_sws_.get(), f->data, f->linesize, 0, h, gray_dst, gray_stride) != h) {
+        error_ = "'" + name_ + "': sws_scale to GRAY8 failed (frame_source.cpp:" +
+                 std::to_string(__LINE__) + ")";
+        return false;
+    }
+    if (options_.want_rgb) {
+        out.rgb.resize(static_cast<std::size_t>(w) * 3 * h);
+        uint8_t* rgb_dst[4] = {out.rgb.data(), nullptr, nullptr, nullptr};
+        int rgb_stride[4] = {3 * w, 0, 0, 0};
+        if (sws_scale(rgb_sws_.get(), f->data, f->linesize, 0, h, rgb_dst, rgb_stride) != h) {
+            error_ = "'" + name_ + "': sws_scale to RGB24 failed (frame_source.cpp:" +
+                     std::to_string(__LINE__) + ")";
+            return false;
+        }
+    } else {
+        out.rgb.clear();
+    }
+
+    int64_t ts = f->best_effort_timestamp;
+    if (ts != AV_NOPTS_VALUE && origin_ts_ == AV_NOPTS_VALUE) origin_ts_ = ts;
+    if (ts != AV_NOPTS_VALUE)
+        out.pts = (ts - origin_ts_) * av_q2d(time_base_);
+    else
+        out.pts = fps_ > 0 ? delivered_ / fps_ : 0.0;
+    // image2 stamps frame k of the sequence with k - start, so an image that fails to decode
+    // leaves a gap instead of shifting every later index against the ground truth.
+    if (input_.kind == SourceKind::kImageSequence && ts != AV_NOPTS_VALUE)
+        out.index = static_cast<long>(ts - origin_ts_);
+    else
+        out.index = delivered_;
+    return true;
+}
+
+}  // namespace
+
+std::unique_ptr<FrameSource> FrameSource::open(const SourceOptions& options, std::string* error) {
+    std::string message;
+    ResolvedInput input;
+    if (!resolve_input(options, &input, &message)) {
+        if (error) *error = message;
+        return nullptr;
+    }
+    auto source = std::make_unique<LibavSource>();
+    if (!source->open(options, input, &message)) {
+        if (error) *error = message;
+        return nullptr;
+    }
+    return source;
+}
+
+}  // namespace corrtrack

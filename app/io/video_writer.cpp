@@ -1,0 +1,349 @@
+// VideoWriter over libavformat/libavcodec/libswscale. See video_writer.h for the choices of
+// codec, pixel format and padding; one thread owns a writer.
+#include "app/io/video_writer.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace corrtrack {
+namespace {
+
+std::string av_error_string(int err) {
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+    av_strerror(err, buf, sizeof buf);
+    return buf;
+}
+
+struct CodecFreer {
+    void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct FrameFreer {
+    void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct PacketFreer {
+    void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct SwsFreer {
+    void operator()(SwsContext* s) const { sws_freeContext(s); }
+};
+
+bool is_image_muxer(const AVOutputFormat* f) {
+    return std::strcmp(f->name, "image2") == 0 || std::strcmp(f->name, "image2pipe") == 0;
+}
+
+bool supports_format(const AVCodec* codec, AVPixelFormat fmt) {
+    if (!codec->pix_fmts) return fmt == AV_PIX_FMT_YUV420P;
+    for (const AVPixelFormat* p = codec->pix_fmts; *p != AV_PIX_FMT_NONE; ++p)
+        if (*p == fmt) return true;
+    return false;
+}
+
+class LibavWriter final : public VideoWriter {
+public:
+    ~LibavWriter() override { close(nullptr); }
+    bool open(const std::string& path, Size size, const VideoWriterOptions& options,
+              std::string* error);
+
+    bool write_rgb(const std::uint8_t* rgb, std::size_t pitch, std::string* error) override {
+        return write(rgb, pitch, AV_PIX_FMT_RGB24, error);
+    }
+    bool write_gray(const std::uint8_t* gray, std::size_t pitch, std::string* error) override {
+        return write(gray, pitch, AV_PIX_FMT_GRAY8, error);
+    }
+    bool close(std::string* error) override;
+
+private:
+    bool write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format,
+               std::string* error);
+    void pad_edges();
+    bool encode(const AVFrame* frame, std::string* error);
+    // Reports the failing libav call with its line (architecture rule 4).
+    bool check(int ret, const char* call, int line, std::string* error);
+    void release();
+
+    std::string path_;
+    Size size_;    // what the caller writes
+    Size coded_;   // what the encoder gets: size_ padded to even where chroma is subsampled
+    AVPixelFormat pixel_format_ = AV_PIX_FMT_NONE;
+    bool full_range_ = false;
+    AVFormatContext* format_ = nullptr;  // output contexts have no unique_ptr-friendly closer
+    AVStream* stream_ = nullptr;
+    std::unique_ptr<AVCodecContext, CodecFreer> codec_;
+    std::unique_ptr<AVFrame, FrameFreer> frame_;
+    std::unique_ptr<AVPacket, PacketFreer> packet_;
+    std::unique_ptr<SwsContext, SwsFreer> rgb_sws_, gray_sws_;
+    int64_t next_pts_ = 0;
+    bool open_ = false;
+};
+
+#define CT_AV_CHECK(call, error) check((call), #call, __LINE__, (error))
+
+bool LibavWriter::check(int ret, const char* call, int line, std::string* error) {
+    if (ret >= 0) return true;
+    if (error)
+        *error = "writing '" + path_ + "': " + call + " failed: " + av_error_string(ret) +
+                 " (video_writer.cpp:" + std::to_string(line) + ")";
+    return false;
+}
+
+bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOptions& options,
+                       std::string* error) {
+    path_ = path;
+    size_ = size;
+    auto fail = [&](const std::string& message) {
+        if (error) *error = message;
+        release();
+        return false;
+    };
+    if (size.width < 1 || size.height < 1)
+        return fail("cannot write '" + path + "': invalid frame size " +
+                    std::to_string(size.width) + "x" + std::to_string(size.height));
+    if (!(options.fps > 0) || options.fps > 1000)
+        return fail("cannot write '" + path + "': invalid frame rate " +
+                    std::to_string(options.fps));
+
+    int ret = avformat_alloc_output_context2(&format_, nullptr, nullptr, path.c_str());
+    if (ret < 0 || !format_)
+        return fail("cannot write '" + path +
+                    "': FFmpeg knows no container for this file name (use .mp4, .mkv, .avi, or "
+                    "a numbered image pattern such as img/%05d.png)");
+    const AVOutputFormat* ofmt = format_->oformat;
+
+    const AVCodec* codec = nullptr;
+    if (!options.codec.empty()) {
+        codec = avcodec_find_encoder_by_name(options.codec.c_str());
+        if (!codec)
+            return fail("cannot write '" + path + "': this FFmpeg has no encoder '" +
+                        options.codec + "'");
+    } else if (is_image_muxer(ofmt)) {
+        // One image per frame: the codec follows the extension (.png, .jpg, ...).
+        AVCodecID id = av_guess_codec(ofmt, nullptr, path.c_str(), nullptr, AVMEDIA_TYPE_VIDEO);
+        codec = id != AV_CODEC_ID_NONE ? avcodec_find_encoder(id) : nullptr;
+    } else {
+        codec = avcodec_find_encoder_by_name("libx264");
+        if (!codec || avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0)
+            codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
+    }
+    if (!codec)
+        return fail("cannot write '" + path + "': no video encoder for this file type");
+    if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0)
+        return fail("cannot write '" + path + "': the " + ofmt->name + " container cannot hold " +
+                    codec->name + " video");
+
+    const bool x264 = std::strcmp(codec->name, "libx264") == 0;
+    if (x264)
+        // Lossless x264 is High 4:4:4 whatever the input, so keep full chroma there too.
+        pixel_format_ = options.crf == 0 ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P;
+    else if (codec->id == AV_CODEC_ID_MJPEG)
+        pixel_format_ = AV_PIX_FMT_YUVJ420P;  // non-"J" YUV needs unofficial compliance
+    else if (supports_format(codec, AV_PIX_FMT_YUV420P))
+        pixel_format_ = AV_PIX_FMT_YUV420P;
+    else
+        pixel_format_ = avcodec_find_best_pix_fmt_of_list(codec->pix_fmts, AV_PIX_FMT_RGB24, 0,
+                                                          nullptr);
+    if (pixel_format_ == AV_PIX_FMT_NONE)
+        return fail("cannot write '" + path + "': no usable pixel format for " + codec->name);
+    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(pixel_format_);
+    coded_ = size_;
+    if (desc->log2_chroma_w > 0) coded_.width += coded_.width & 1;
+    if (desc->log2_chroma_h > 0) coded_.height += coded_.height & 1;
+    // Lossless output is full range so that grey levels survive exactly.
+    full_range_ = (x264 && options.crf == 0) || pixel_format_ == AV_PIX_FMT_YUVJ420P;
+
+    codec_.reset(avcodec_alloc_context3(codec));
+    AVCodecContext* cc = codec_.get();
+    if (!cc) return fail("out of memory (avcodec_alloc_context3)");
+    const AVRational rate = av_d2q(options.fps, 1001000);
+    cc->width = coded_.width;
+    cc->height = coded_.height;
+    cc->pix_fmt = pixel_format_;
+    cc->framerate = rate;
+    cc->time_base = av_inv_q(rate);
+    cc->sample_aspect_ratio = AVRational{1, 1};
+    cc->color_range = full_range_ ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    if (!(desc->flags & AV_PIX_FMT_FLAG_RGB)) cc->colorspace = AVCOL_SPC_SMPTE170M;  // = sws's
+    // x264 threads well on its own. The others are fallbacks or single images, where
+    // slice threads only cost quality; frame threads would also keep a reference to our
+    // frame and force a copy per frame.
+    cc->thread_count = x264 ? 0 : 1;
+    if (ofmt->flags & AVFMT_GLOBALHEADER) cc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    const int crf = std::clamp(options.crf, 0, 51);
+    if (x264) {
+        if (!CT_AV_CHECK(av_opt_set(cc->priv_data, "preset", "veryfast", 0), error) ||
+            !CT_AV_CHECK(av_opt_set_double(cc->priv_data, "crf", crf, 0), error)) {
+            release();
+            return false;
+        }
+    } else if (codec->id == AV_CODEC_ID_PNG) {
+        cc->compression_level = 3;  // zlib level: default 9 is slow for little gain on frames
+    } else {
+        // crf 0..51 onto the MPEG quantiser scale 2..31 (2 is near transparent).
+        cc->flags |= AV_CODEC_FLAG_QSCALE;
+        cc->global_quality = FF_QP2LAMBDA * std::clamp(2 + crf / 5, 2, 31);
+    }
+    ret = avcodec_open2(cc, codec, nullptr);
+    if (ret < 0)
+        return fail("cannot write '" + path + "': the " + codec->name + " encoder refused " +
+                    std::to_string(coded_.width) + "x" + std::to_string(coded_.height) + " " +
+                    desc->name + ": " + av_error_string(ret));
+
+    stream_ = avformat_new_stream(format_, nullptr);
+    if (!stream_) return fail("out of memory (avformat_new_stream)");
+    stream_->time_base = cc->time_base;
+    stream_->avg_frame_rate = rate;
+    if (!CT_AV_CHECK(avcodec_parameters_from_context(stream_->codecpar, cc), error)) {
+        release();
+        return false;
+    }
+    if (!(ofmt->flags & AVFMT_NOFILE)) {
+        ret = avio_open(&format_->pb, path.c_str(), AVIO_FLAG_WRITE);
+        if (ret < 0) return fail("cannot write '" + path + "': " + av_error_string(ret));
+    }
+    AVDictionary* mux_options = nullptr;
+    // The index up front: a result video plays while it downloads, and a cut copy still
+    // opens.
+    if (std::strstr(ofmt->name, "mp4") || std::strstr(ofmt->name, "mov"))
+        av_dict_set(&mux_options, "movflags", "+faststart", 0);
+    ret = avformat_write_header(format_, &mux_options);
+    av_dict_free(&mux_options);
+    if (ret < 0) return fail("cannot write '" + path + "': " + av_error_string(ret));
+
+    frame_.reset(av_frame_alloc());
+    packet_.reset(av_packet_alloc());
+    if (!frame_ || !packet_) return fail("out of memory (av_frame_alloc)");
+    frame_->format = pixel_format_;
+    frame_->width = coded_.width;
+    frame_->height = coded_.height;
+    frame_->color_range = cc->color_range;
+    frame_->colorspace = cc->colorspace;
+    if (!CT_AV_CHECK(av_frame_get_buffer(frame_.get(), 0), error)) {
+        release();
+        return false;
+    }
+    open_ = true;
+    return true;
+}
+
+bool LibavWriter::write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format,
+                        std::string* error) {
+    if (!open_) {
+        if (error) *error = "writing '" + path_ + "': the writer is closed";
+        return false;
+    }
+    auto& sws = format == AV_PIX_FMT_RGB24 ? rgb_sws_ : gray_sws_;
+    if (!sws) {
+        // swscale warns about the deprecated "J" formats; same planes, range set below.
+        const AVPixelFormat target =
+            pixel_format_ == AV_PIX_FMT_YUVJ420P ? AV_PIX_FMT_YUV420P : pixel_format_;
+        sws.reset(sws_getContext(size_.width, size_.height, format, size_.width, size_.height,
+                                 target, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr,
+                                 nullptr));
+        if (!sws) {
+            if (error)
+                *error = "writing '" + path_ + "': sws_getContext failed for " +
+                         av_get_pix_fmt_name(format) + " -> " + av_get_pix_fmt_name(pixel_format_);
+            return false;
+        }
+        const int* coeffs = sws_getCoefficients(SWS_CS_ITU601);
+        // Fails (-1) when the target is RGB: no YUV range to set then.
+        sws_setColorspaceDetails(sws.get(), coeffs, 1, coeffs, full_range_ ? 1 : 0, 0, 1 << 16,
+                                 1 << 16);
+    }
+    AVFrame* f = frame_.get();
+    if (!CT_AV_CHECK(av_frame_make_writable(f), error)) return false;
+    const std::uint8_t* src[4] = {data, nullptr, nullptr, nullptr};
+    int src_stride[4] = {static_cast<int>(pitch), 0, 0, 0};
+    if (sws_scale(sws.get(), src, src_stride, 0, size_.height, f->data, f->linesize) !=
+        size_.height) {
+        if (error) *error = "writing '" + path_ + "': sws_scale failed (video_writer.cpp)";
+        return false;
+    }
+    pad_edges();
+    f->pts = next_pts_++;
+    return encode(f, error);
+}
+
+// Padding repeats the last column/row so the encoder spends no bits on an artificial edge.
+void LibavWriter::pad_edges() {
+    if (coded_ == size_) return;
+    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(pixel_format_);
+    AVFrame* f = frame_.get();
+    for (int p = 0; p < 4 && f->data[p]; ++p) {
+        const int sw = (p == 1 || p == 2) ? desc->log2_chroma_w : 0;
+        const int sh = (p == 1 || p == 2) ? desc->log2_chroma_h : 0;
+        const int w = AV_CEIL_RSHIFT(size_.width, sw), cw = AV_CEIL_RSHIFT(coded_.width, sw);
+        const int h = AV_CEIL_RSHIFT(size_.height, sh), ch = AV_CEIL_RSHIFT(coded_.height, sh);
+        for (int y = 0; y < h && cw > w; ++y) {
+            std::uint8_t* row = f->data[p] + static_cast<std::ptrdiff_t>(y) * f->linesize[p];
+            std::memset(row + w, row[w - 1], cw - w);
+        }
+        for (int y = h; y < ch; ++y)
+            std::memcpy(f->data[p] + static_cast<std::ptrdiff_t>(y) * f->linesize[p],
+                        f->data[p] + static_cast<std::ptrdiff_t>(h - 1) * f->linesize[p], cw);
+    }
+}
+
+bool LibavWriter::encode(const AVFrame* frame, std::string* error) {
+    AVCodecContext* cc = codec_.get();
+    AVPacket* pkt = packet_.get();
+    if (!CT_AV_CHECK(avcodec_send_frame(cc, frame), error)) return false;
+    for (;;) {
+        int ret = avcodec_receive_packet(cc, pkt);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return true;
+        if (!CT_AV_CHECK(ret, error)) return false;
+        if (pkt->duration <= 0) pkt->duration = 1;  // one frame in the encoder's time base
+        av_packet_rescale_ts(pkt, cc->time_base, stream_->time_base);
+        pkt->stream_index = stream_->index;
+        // Takes the packet's reference and leaves pkt blank for the next one.
+        if (!CT_AV_CHECK(av_interleaved_write_frame(format_, pkt), error)) return false;
+    }
+}
+
+bool LibavWriter::close(std::string* error) {
+    if (!open_) return true;
+    open_ = false;
+    bool ok = encode(nullptr, error);
+    if (ok) ok = CT_AV_CHECK(av_write_trailer(format_), error);
+    if (format_->pb && !(format_->oformat->flags & AVFMT_NOFILE)) {
+        int ret = avio_closep(&format_->pb);
+        if (ok) ok = CT_AV_CHECK(ret, error);
+    }
+    release();
+    return ok;
+}
+
+void LibavWriter::release() {
+    open_ = false;
+    rgb_sws_.reset();
+    gray_sws_.reset();
+    packet_.reset();
+    frame_.reset();
+    codec_.reset();
+    if (format_) {
+        if (format_->pb && !(format_->oformat->flags & AVFMT_NOFILE)) avio_closep(&format_->pb);
+        avformat_free_context(format_);
+        format_ = nullptr;
+    }
+    stream_ = nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<VideoWriter> VideoWriter::open(const std::string& path, Size size,
+                                               const VideoWriterOptions& options,
+                                               std::string* error) {
+    auto writer = std::make_unique<LibavWriter>();
+    if (!writer->open(path, size, options, error)) return nullptr;
+    return writer;
+}
+
+}  // namespace corrtrack

@@ -1,0 +1,242 @@
+// FramePipeline: files deliver every frame once and in order, live sources keep the newest
+// frames and count drops, and stopping never hangs.
+// Thread rules: each test drives the consumer side from its own thread (plus helper threads
+// where a test needs a blocked consumer).
+#include <gtest/gtest.h>
+
+extern "C" {
+#include <libavutil/log.h>
+}
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "app/pipeline/frame_ring.h"
+#include "tests/support/synthetic_clip.h"
+
+namespace corrtrack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+const bool kQuietLibav = [] {
+    av_log_set_level(std::getenv("CORRTRACK_TEST_AV_LOG") ? AV_LOG_INFO : AV_LOG_QUIET);
+    return true;
+}();
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Frames whose every luma byte is index & 255, so a consumer can tell a frame that was
+// overwritten while it held it.
+class FakeSource : public FrameSource {
+public:
+    FakeSource(bool live, long frames, milliseconds period, long error_after = -1)
+        : live_(live), frames_(frames), period_(period), error_after_(error_after) {}
+
+    ReadStatus read(Frame& out) override {
+        if (error_after_ >= 0 && next_ == error_after_) {
+            error_ = "fake source failed";
+            return ReadStatus::kError;
+        }
+        if (frames_ >= 0 && next_ >= frames_) return ReadStatus::kEnd;
+        std::this_thread::sleep_for(period_);
+        out.index = next_;
+        out.pts = next_ * 0.01;
+        out.width = 64;
+        out.height = 48;
+        out.luma.assign(64 * 48, static_cast<std::uint8_t>(next_ & 255));
+        ++next_;
+        produced_.store(next_);
+        return ReadStatus::kFrame;
+    }
+    const std::string& error() const override { return error_; }
+    bool live() const override { return live_; }
+    Size size() const override { return {64, 48}; }
+    double fps() const override { return 100.0; }
+    long frame_count() const override { return live_ ? -1 : frames_; }
+    std::string description() const override { return "fake"; }
+
+    // Frames produced so far; readable from the consumer thread.
+    static std::atomic<long> produced_;
+
+private:
+    bool live_;
+    long frames_;  // -1: endless
+    milliseconds period_;
+    long error_after_;
+    long next_ = 0;
+    std::string error_;
+};
+std::atomic<long> FakeSource::produced_{0};
+
+bool frame_is_intact(const Frame& f) {
+    for (std::uint8_t v : f.luma)
+        if (v != static_cast<std::uint8_t>(f.index & 255)) return false;
+    return true;
+}
+
+std::unique_ptr<FrameSource> open_clip(const std::string& path, std::string* error) {
+    SourceOptions o;
+    o.input = path;
+    return FrameSource::open(o, error);
+}
+
+TEST(Pipeline, FileDeliversEveryFrameOnceInOrderToASlowConsumer) {
+    TempDir dir("pipeline");
+    SyntheticClipSpec spec;
+    spec.frames = 40;
+    std::string error;
+    ASSERT_EQ(write_synthetic_clip(dir.file("clip.mkv"), spec, &error).size(), 40u) << error;
+    auto source = open_clip(dir.file("clip.mkv"), &error);
+    ASSERT_TRUE(source) << error;
+
+    SyntheticScene scene(spec);
+    std::vector<std::uint8_t> truth;
+    FramePipeline pipeline(std::move(source), 3);
+    EXPECT_FALSE(pipeline.live());
+    EXPECT_EQ(pipeline.size(), (Size{320, 240}));
+    EXPECT_DOUBLE_EQ(pipeline.fps(), 25.0);
+    EXPECT_EQ(pipeline.frame_count(), 40);
+    EXPECT_EQ(pipeline.description(), "clip.mkv: h264 320x240 @ 25 fps, 40 frames");
+    long expected = 0;
+    while (const Frame* f = pipeline.acquire()) {
+        EXPECT_EQ(f->index, expected);
+        std::this_thread::sleep_for(milliseconds(expected % 5 == 0 ? 25 : 2));
+        // The slot is ours until release: the decoder must not have written into it.
+        scene.render(static_cast<int>(f->index), truth);
+        EXPECT_EQ(mean_abs_diff(f->luma.data(), 320, truth.data(), 320, 320, 240), 0.0)
+            << "frame " << f->index;
+        pipeline.release(f);
+        ++expected;
+    }
+    EXPECT_EQ(expected, 40);
+    EXPECT_EQ(pipeline.dropped(), 0);
+    EXPECT_EQ(pipeline.error(), "");
+    EXPECT_EQ(pipeline.acquire(), nullptr) << "the end stays the end";
+}
+
+TEST(Pipeline, NonLiveSourceBlocksInsteadOfDropping) {
+    FakeSource::produced_ = 0;
+    FramePipeline pipeline(std::make_unique<FakeSource>(false, 60, milliseconds(0)), 2);
+    long expected = 0;
+    while (const Frame* f = pipeline.acquire()) {
+        EXPECT_EQ(f->index, expected++);
+        EXPECT_TRUE(frame_is_intact(*f));
+        // The decoder can be at most one frame (its own slot) ahead of us.
+        EXPECT_LE(FakeSource::produced_.load(), f->index + 2);
+        std::this_thread::sleep_for(milliseconds(3));
+        pipeline.release(f);
+    }
+    EXPECT_EQ(expected, 60);
+    EXPECT_EQ(pipeline.dropped(), 0);
+}
+
+TEST(Pipeline, LiveSourceKeepsTheNewestFramesAndCountsDrops) {
+    FakeSource::produced_ = 0;
+    const long total = 300;
+    const int slots = 3;
+    FramePipeline pipeline(std::make_unique<FakeSource>(true, total, milliseconds(1)), slots);
+    EXPECT_TRUE(pipeline.live());
+    long delivered = 0, last = -1;
+    bool all_intact = true;
+    while (const Frame* f = pipeline.acquire()) {
+        EXPECT_GT(f->index, last) << "indices must strictly increase";
+        // Fresh: only frames decoded after this one (at most slots - 2 waiting, plus the
+        // one being decoded, plus scheduling slack on a busy machine) are newer.
+        EXPECT_LE(FakeSource::produced_.load() - 1 - f->index, slots + 8);
+        last = f->index;
+        all_intact &= frame_is_intact(*f);
+        ++delivered;
+        std::this_thread::sleep_for(milliseconds(10));
+        pipeline.release(f);
+    }
+    EXPECT_TRUE(all_intact);
+    EXPECT_EQ(pipeline.error(), "");
+    EXPECT_EQ(last, total - 1) << "the newest frame is never the one dropped";
+    EXPECT_GT(pipeline.dropped(), total / 2);
+    EXPECT_EQ(delivered + pipeline.dropped(), total) << "each frame delivered or dropped";
+}
+
+TEST(Pipeline, LiveSourceWithAFastConsumerDropsNothing) {
+    FramePipeline pipeline(std::make_unique<FakeSource>(true, 50, milliseconds(3)), 4);
+    long delivered = 0;
+    while (const Frame* f = pipeline.acquire()) {
+        EXPECT_EQ(f->index, delivered++);
+        pipeline.release(f);
+    }
+    EXPECT_EQ(delivered, 50);
+    EXPECT_EQ(pipeline.dropped(), 0);
+}
+
+TEST(Pipeline, ErrorsReachTheConsumerAfterTheGoodFrames) {
+    FramePipeline pipeline(std::make_unique<FakeSource>(false, 100, milliseconds(0), 5), 4);
+    long delivered = 0;
+    while (const Frame* f = pipeline.acquire()) {
+        ++delivered;
+        pipeline.release(f);
+    }
+    EXPECT_EQ(delivered, 5);
+    EXPECT_EQ(pipeline.error(), "fake source failed");
+}
+
+TEST(Pipeline, MissingSourceEndsAtOnceWithAnError) {
+    FramePipeline pipeline(nullptr, 4);
+    EXPECT_EQ(pipeline.acquire(), nullptr);
+    EXPECT_FALSE(pipeline.error().empty());
+}
+
+TEST(Pipeline, EarlyStopWhileTheDecoderWaitsForASlot) {
+    TempDir dir("pipeline");
+    SyntheticClipSpec spec;
+    spec.frames = 30;
+    std::string error;
+    ASSERT_FALSE(write_synthetic_clip(dir.file("clip.mkv"), spec, &error).empty()) << error;
+    auto source = open_clip(dir.file("clip.mkv"), &error);
+    ASSERT_TRUE(source) << error;
+    auto pipeline = std::make_unique<FramePipeline>(std::move(source), 2);
+    const Frame* held = pipeline->acquire();  // never released
+    ASSERT_NE(held, nullptr);
+    std::this_thread::sleep_for(milliseconds(200));  // the decoder fills the other slot, waits
+    const auto t0 = Clock::now();
+    pipeline.reset();
+    EXPECT_LT(seconds_since(t0), 1.0);  // immediate, with slack for a loaded machine
+}
+
+TEST(Pipeline, EndlessSourceStopsPromptly) {
+    auto pipeline = std::make_unique<FramePipeline>(
+        std::make_unique<FakeSource>(false, -1, milliseconds(0)), 4);
+    for (int i = 0; i < 10; ++i) {
+        const Frame* f = pipeline->acquire();
+        ASSERT_NE(f, nullptr);
+        pipeline->release(f);
+    }
+    const auto t0 = Clock::now();
+    pipeline->stop();
+    EXPECT_LT(seconds_since(t0), 1.0);
+    EXPECT_EQ(pipeline->acquire(), nullptr);
+    pipeline.reset();  // a second stop from the destructor
+}
+
+TEST(Pipeline, StopWakesAConsumerWaitingForASlowSource) {
+    FramePipeline pipeline(std::make_unique<FakeSource>(true, -1, milliseconds(300)), 3);
+    std::atomic<bool> got_null{false};
+    std::thread consumer([&] {
+        // The first frame arrives after 300 ms; stop comes before that.
+        const Frame* f = pipeline.acquire();
+        got_null = f == nullptr;
+    });
+    std::this_thread::sleep_for(milliseconds(50));
+    const auto t0 = Clock::now();
+    pipeline.stop();
+    consumer.join();
+    EXPECT_TRUE(got_null.load());
+    EXPECT_LT(seconds_since(t0), 2.0) << "one read of the source (300 ms) at most";
+}
+
+}  // namespace
+}  // namespace corrtrack
