@@ -472,6 +472,7 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
     input_ = input;
     live_ = input.kind == SourceKind::kCamera || input.kind == SourceKind::kUrl;
     name_ = input.kind == SourceKind::kUrl ? redact_url(options.input) : options.input;
+    init_libav_once();  // before looking up v4l2, which libavdevice registers
     t_last_av_log.clear();
 
     std::error_code ec;
@@ -539,7 +540,6 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
         break;
     }
 
-    init_libav_once();
     t_last_av_log.clear();
     AVFormatContext* fc = avformat_alloc_context();
     if (!fc) return fail_open("out of memory (avformat_alloc_context)", error);
