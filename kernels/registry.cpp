@@ -21,6 +21,11 @@ const std::vector<KernelEntry>& kernel_registry() {
 #endif
         // CUDA kernels (kernels/cuda/): each line lands with its kernel, sweep row and bench row.
         // CUDA_REGISTRY_BEGIN
+        e.push_back({"cuda_tex", Device::kCuda, "one thread per position, texture reads (Handbook corrTexTex)", cuda_kernels_available, make_cuda_tex});
+        e.push_back({"cuda_shared", Device::kCuda, "shared-memory tile + overfetch, 4-byte loads (Handbook corrShared)", cuda_kernels_available, make_cuda_shared});
+        e.push_back({"cuda_shared_u4", Device::kCuda, "shared-memory tile + overfetch, 16-byte uint4 loads", cuda_kernels_available, make_cuda_shared_u4});
+        e.push_back({"cuda_dp4a", Device::kCuda, "shared tile as words, 4 pixels per unsigned DP4A (Handbook corrShared4Dp4a)", cuda_kernels_available, make_cuda_dp4a});
+        e.push_back({"cuda_dp4a_ilp", Device::kCuda, "DP4A, several output columns per thread for ILP (Handbook corrShared4Dp4aIlp)", cuda_kernels_available, make_cuda_dp4a_ilp});
         // JPDC warp-shuffle family, the cuFFT baseline, and auto (which times the ones above it): keep auto last.
         e.push_back({"cuda_shuffle", Device::kCuda, "JPDC warp shuffle: 32-lane register buffers, template broadcast", cuda_kernels_available, make_cuda_shuffle});
         e.push_back({"cuda_shuffle_split", Device::kCuda, "JPDC split-row: template rows shared among warps, atomicAdd", cuda_kernels_available, make_cuda_shuffle_split});

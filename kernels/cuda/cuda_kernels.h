@@ -13,6 +13,18 @@ namespace corrtrack {
 
 bool cuda_kernels_available();  // == cuda_available(); the registry's availability check
 
+// Direct NCC kernels after the CUDA Handbook, ch. 15 (kernels/cuda/NOTES_handbook.md).
+std::unique_ptr<Correlator> make_cuda_tex();        // corr_tex.cu
+std::unique_ptr<Correlator> make_cuda_shared();     // corr_shared.cu, 4-byte tile loads
+std::unique_ptr<Correlator> make_cuda_shared_u4();  // corr_shared.cu, 16-byte tile loads
+std::unique_ptr<Correlator> make_cuda_dp4a();       // corr_dp4a.cu, one column per thread
+// corr_dp4a.cu, kDp4aIlpColumns output columns per thread: the registry's cuda_dp4a_ilp.
+std::unique_ptr<Correlator> make_cuda_dp4a_ilp();
+constexpr int kDp4aIlpColumns = 4;  // the default until the bench has measured 2, 4 and 8
+// The same kernel with 2, 4 or 8 columns per thread, named cuda_dp4a_ilp_c<columns>, for the
+// bench to compare; nullptr for any other count.
+std::unique_ptr<Correlator> make_cuda_dp4a_ilp_columns(int columns);
+
 // JPDC warp-shuffle family (corr_shuffle.cu) and the cuFFT baseline (corr_fft.cu).
 std::unique_ptr<Correlator> make_cuda_shuffle();
 std::unique_ptr<Correlator> make_cuda_shuffle_split();

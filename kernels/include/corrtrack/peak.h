@@ -1,8 +1,10 @@
 // Peak search shared by all kernels: integer argmax, sub-pixel refinement and a confidence.
-// Thread rules: pure functions over host memory (the CUDA peak search lives in cuda/).
+// Thread rules: pure functions over host memory (the CUDA peak search, cuda_peak.h, shares
+// parabolic_offset with it so that both refine alike).
 #pragma once
 
 #include "corrtrack/image.h"
+#include "corrtrack/ncc_math.h"  // CORRTRACK_HD
 
 namespace corrtrack {
 
@@ -25,6 +27,22 @@ struct PeakOptions {
 Peak find_peak(const MapView& map, PeakOptions opt = {});
 
 // Vertex offset of the parabola through (-1, a), (0, b), (1, c), clamped to [-0.5, 0.5].
-float parabolic_offset(float a, float b, float c);
+// Host and device code, rounding alike: 2b and 0.5(a - c) are exact, so an FMA contraction
+// cannot change a result, and the device spells out each IEEE operation so that no fast-math
+// flag (approximate division) can make the CUDA peak search disagree with find_peak.
+CORRTRACK_HD float parabolic_offset(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+    const float denom = __fadd_rn(__fsub_rn(a, __fmul_rn(2.0f, b)), c);
+#else
+    const float denom = a - 2.0f * b + c;
+#endif
+    if (!(denom < 0.0f)) return 0.0f;  // not a maximum (flat or NaN): keep the integer peak
+#if defined(__CUDA_ARCH__)
+    const float d = __fdiv_rn(__fmul_rn(0.5f, __fsub_rn(a, c)), denom);
+#else
+    const float d = 0.5f * (a - c) / denom;
+#endif
+    return d < -0.5f ? -0.5f : (0.5f < d ? 0.5f : d);  // std::clamp(d, -0.5f, 0.5f)
+}
 
 }  // namespace corrtrack

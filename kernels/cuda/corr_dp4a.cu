@@ -1,0 +1,229 @@
+// cuda_dp4a and cuda_dp4a_ilp: the shared-memory tile of corr_shared.cu read as 32-bit words,
+// four pixels per unsigned __dp4a (CUDA Handbook ch. 15, corrShared4Dp4a and
+// corrShared4Dp4aIlp). cuda_dp4a computes one output column per thread; cuda_dp4a_ilp computes
+// C neighbouring columns per thread with independent accumulators (C = 2, 4 or 8).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "cuda/common.cuh"
+#include "cuda/cuda_kernels.h"
+#include "cuda/ncc_tile.cuh"
+
+namespace corrtrack {
+namespace {
+
+using direct::NccArgs;
+using direct::TileSource;
+
+constexpr int kBlockX = 32;
+constexpr int kBlockY = 8;  // one output row per warp
+constexpr int kThreads = kBlockX * kBlockY;
+
+// Tile words a thread keeps in registers per template word. A thread's first column is
+// cx = threadIdx.x * C. With C % 4 == 0 it is word-aligned, and column c's four window bytes
+// start at byte c & 3 of word c >> 2: words 0 .. C/4 of the window. With C = 1 or 2 the window
+// starts at byte (cx & 3) + c <= 3 of word 0, so words 0 and 1 suffice.
+template <int C>
+constexpr int window_words() {
+    return C % 4 == 0 ? C / 4 + 1 : 2;
+}
+
+// Words per staged row: the last thread's first word, (31 * C) / 4, plus every word its window
+// reaches, twords - 1 + window_words - 1 further on; rounded to 16 bytes. This is always more
+// than the 32 * C + tw - 1 bytes a tile needs, and the extra words are staged as 0.
+template <int C>
+int tile_words(int twords) {
+    return direct::round_up((kBlockX - 1) * C / 4 + twords + window_words<C>() - 1, 4);
+}
+template <int C>
+std::size_t tile_bytes(int twords, int th) {
+    return sizeof(std::uint32_t) * tile_words<C>(twords) * (kBlockY + th - 1);
+}
+
+// Template bytes -> words: word (j, k) holds template bytes 4k .. 4k + 3 of row j, byte b in
+// bits 8b .. 8b + 7 (the same lanes the tile uses), zero past the template width.
+static __global__ void pack_template_kernel(const std::uint8_t* __restrict__ src, int tw, int th,
+                                            int twords, std::uint32_t* __restrict__ dst) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= th * twords) return;
+    const int j = idx / twords;
+    const int k = idx - j * twords;
+    std::uint32_t v = 0;
+    for (int b = 0; b < 4; ++b)
+        if (4 * k + b < tw) v |= static_cast<std::uint32_t>(src[j * tw + 4 * k + b]) << (8 * b);
+    dst[idx] = v;
+}
+
+static void launch_pack_template(const std::uint8_t* src, int tw, int th, std::uint32_t* dst,
+                                 cudaStream_t stream) {
+    const int twords = (tw + 3) / 4;
+    const int n = th * twords;
+    if (n == 0) return;  // an empty template: nothing to pack (run() refuses it)
+    pack_template_kernel<<<(n + 255) / 256, 256, 0, stream>>>(src, tw, th, twords, dst);
+    CORRTRACK_CUDA_LAUNCHED();
+}
+
+// One template word against the window for each of the C columns. w[q] holds tile word
+// (first word of the thread) + k + q; `shift` (bits) is the thread's start byte within w[0]
+// when C is 1 or 2. `mask` keeps the window bytes that lie inside the template: the template
+// word is zero-padded, so SumIT would be right without it, but SumI and SumISq would not.
+template <int C, int NW>
+__device__ __forceinline__ void accumulate(const std::uint32_t (&w)[NW], std::uint32_t t,
+                                           std::uint32_t mask, unsigned shift, unsigned (&si)[C],
+                                           unsigned (&sii)[C], unsigned (&sit)[C]) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        std::uint32_t v;
+        if constexpr (C % 4 == 0)
+            v = (c & 3) == 0 ? w[c >> 2] : __funnelshift_r(w[c >> 2], w[(c >> 2) + 1], 8u * (c & 3));
+        else
+            v = __funnelshift_r(w[0], w[1], shift + 8u * c);
+        v &= mask;
+        // Unsigned overload: pixels above 127 must not turn negative.
+        si[c] = __dp4a(v, 0x01010101u, si[c]);
+        sii[c] = __dp4a(v, v, sii[c]);
+        sit[c] = __dp4a(v, t, sit[c]);
+    }
+}
+
+// Blocks of 256 threads per SM the register budget must allow (65536 / (256 * blocks) registers
+// a thread). C = 1 is latency-bound and fits 32 registers without spilling: full occupancy.
+// C = 8's 24 accumulators spill under a 64-register cap, so it gets up to 85.
+template <int C>
+constexpr int min_blocks() {
+    return C == 1 ? 8 : C == 2 ? 6 : C == 4 ? 4 : 3;
+}
+
+template <int C>
+static __global__ void __launch_bounds__(kThreads, min_blocks<C>())
+    corr_dp4a_kernel(NccArgs a, const std::uint32_t* __restrict__ templ, int twords, int row_words) {
+    static_assert(C == 1 || C == 2 || C % 4 == 0, "columns per thread: 1, 2 or a multiple of 4");
+    constexpr int kNW = window_words<C>();
+    extern __shared__ std::uint32_t tile[];
+    const int ox0 = blockIdx.x * (kBlockX * C);
+    const int oy0 = blockIdx.y * kBlockY;
+    const TileSource src{a.frame, a.frame_pitch, a.frame_width, a.roi_x + ox0, a.roi_y + oy0,
+                         min(kBlockX * C + a.tw - 1, a.roi_w - ox0), min(kBlockY + a.th - 1, a.roi_h - oy0)};
+    direct::stage_tile_words(src, tile, row_words);
+    __syncthreads();
+
+    const int cx = threadIdx.x * C;  // first column of this thread, tile-relative
+    const int x0 = ox0 + cx;
+    const int y = oy0 + threadIdx.y;
+    if (x0 >= a.out_w || y >= a.out_h) return;
+    // Tile rows read: threadIdx.y + j < threadIdx.y + th <= src.rows (y valid). Words read:
+    // < cx / 4 + twords + kNW - 1 <= row_words, all staged. Every window byte inside the
+    // template of a valid column is < src.cols, so staged from the frame.
+    const unsigned shift = C % 4 == 0 ? 0u : 8u * (cx & 3);
+    const unsigned rem = a.tw & 3;
+    const std::uint32_t last_mask = rem ? (1u << (8 * rem)) - 1u : 0xffffffffu;
+
+    unsigned si[C], sii[C], sit[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) si[c] = sii[c] = sit[c] = 0;
+
+    const std::uint32_t* srow = tile + threadIdx.y * row_words + (cx >> 2);
+    const std::uint32_t* trow = templ;
+    for (int j = 0; j < a.th; ++j, srow += row_words, trow += twords) {
+        std::uint32_t w[kNW];
+#pragma unroll
+        for (int q = 0; q < kNW - 1; ++q) w[q] = srow[q];
+#pragma unroll 4
+        for (int k = 0; k < twords - 1; ++k) {
+            w[kNW - 1] = srow[k + kNW - 1];
+            accumulate<C>(w, __ldg(trow + k), 0xffffffffu, shift, si, sii, sit);
+#pragma unroll
+            for (int q = 0; q < kNW - 1; ++q) w[q] = w[q + 1];
+        }
+        w[kNW - 1] = srow[twords - 1 + kNW - 1];
+        accumulate<C>(w, __ldg(trow + twords - 1), last_mask, shift, si, sii, sit);
+    }
+
+    float* out = a.out + static_cast<std::size_t>(y) * a.out_pitch + x0;
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+        if (x0 + c < a.out_w) out[c] = ncc_from_sums(a.n, si[c], sii[c], sit[c], a.st, a.stt);
+}
+
+template <int C>
+static void launch_corr_dp4a(const NccArgs& a, const std::uint32_t* templ, cudaStream_t stream) {
+    const int twords = (a.tw + 3) / 4;
+    const dim3 block(kBlockX, kBlockY);
+    const dim3 grid((a.out_w + kBlockX * C - 1) / (kBlockX * C), (a.out_h + kBlockY - 1) / kBlockY);
+    corr_dp4a_kernel<C><<<grid, block, tile_bytes<C>(twords, a.th), stream>>>(a, templ, twords,
+                                                                             tile_words<C>(twords));
+    CORRTRACK_CUDA_LAUNCHED();
+}
+
+class CudaDp4a final : public Correlator {
+public:
+    CudaDp4a(KernelInfo info, int columns) : info_(std::move(info)), columns_(columns) {}
+    const KernelInfo& info() const override { return info_; }
+    bool supports(const NccProblem& p, std::string* why) const override {
+        return direct::ncc_direct_supports(p, why);
+    }
+    void set_template(ImageView templ, Stream stream) override {
+        upload_.set(templ, templ.height, stream);
+        const int twords = (templ.width + 3) / 4;
+        words_.ensure(static_cast<std::size_t>(twords) * templ.height);
+        launch_pack_template(upload_.device(), templ.width, templ.height, words_.get(), as_cuda(stream));
+        fallback_.template_changed();
+    }
+    void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
+        const NccArgs a = check_.args(*this, upload_, frame, p, out);
+        switch (columns_) {
+            case 1: return run_columns<1>(a, frame, p, out, stream);
+            case 2: return run_columns<2>(a, frame, p, out, stream);
+            case 4: return run_columns<4>(a, frame, p, out, stream);
+            default: return run_columns<8>(a, frame, p, out, stream);
+        }
+    }
+
+private:
+    template <int C>
+    void run_columns(const NccArgs& a, ImageView frame, const NccProblem& p, MapView out, Stream stream) {
+        const int twords = (a.tw + 3) / 4;
+        if (!smem_.allow(reinterpret_cast<const void*>(&corr_dp4a_kernel<C>), tile_bytes<C>(twords, a.th))) {
+            fallback_.run(upload_, frame, p, out, stream);
+            return;
+        }
+        launch_corr_dp4a<C>(a, words_.get(), as_cuda(stream));
+    }
+
+    KernelInfo info_;
+    int columns_;
+    TemplateUpload upload_;
+    DeviceBuffer<std::uint32_t> words_;
+    direct::NccRunCheck check_;
+    direct::SmemLimit smem_;
+    direct::TexFallback fallback_;
+};
+
+}  // namespace
+
+std::unique_ptr<Correlator> make_cuda_dp4a() {
+    return std::make_unique<CudaDp4a>(
+        KernelInfo{"cuda_dp4a", Device::kCuda,
+                   "shared tile as words, 4 pixels per unsigned DP4A (Handbook corrShared4Dp4a)"},
+        1);
+}
+
+std::unique_ptr<Correlator> make_cuda_dp4a_ilp() {
+    return std::make_unique<CudaDp4a>(
+        KernelInfo{"cuda_dp4a_ilp", Device::kCuda,
+                   "DP4A, " + std::to_string(kDp4aIlpColumns) +
+                       " output columns per thread for ILP (Handbook corrShared4Dp4aIlp)"},
+        kDp4aIlpColumns);
+}
+
+std::unique_ptr<Correlator> make_cuda_dp4a_ilp_columns(int columns) {
+    if (columns != 2 && columns != 4 && columns != 8) return nullptr;
+    return std::make_unique<CudaDp4a>(
+        KernelInfo{"cuda_dp4a_ilp_c" + std::to_string(columns), Device::kCuda,
+                   "DP4A, " + std::to_string(columns) + " output columns per thread"},
+        columns);
+}
+
+}  // namespace corrtrack
