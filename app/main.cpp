@@ -4,7 +4,13 @@
 
 #include "app/cli/commands.h"
 
+extern "C" {
+#include <libavutil/log.h>
+}
+
 int main(int argc, char** argv) {
+    // Encoders (x264) and demuxers chatter at INFO level; keep stderr for what matters.
+    av_log_set_level(AV_LOG_ERROR);
     CLI::App root{"corrtrack: real-time normalized cross-correlation tracking (CPU and CUDA)"};
     root.require_subcommand(1);
     corrtrack::CommandOutcome outcome;

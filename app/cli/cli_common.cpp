@@ -27,6 +27,8 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--lost-score", o.lost_score, "below this NCC the target is lost")->capture_default_str();
     cmd.add_option("--recover-score", o.recover_score, "re-detection must reach this NCC")->capture_default_str();
     cmd.add_option("--scales", o.scales, "scales searched per frame (1 = no scale search)")->capture_default_str();
+    cmd.add_option("--motion-penalty", o.motion_penalty, "NCC cost of a jump to the search window's edge")
+        ->capture_default_str();
     cmd.add_option("--scale-step", o.scale_step, "ratio between neighbouring scales")->capture_default_str();
 }
 

@@ -102,6 +102,39 @@ struct Tracker::Impl {
     }
     double last_origin_x = 0, last_origin_y = 0;
 
+    // The map minus a quadratic motion penalty (zero at the centre, `weight` at the edge of
+    // the search window), so a distractor must beat the target by more than its distance
+    // costs. The integer peak and PSR come from the penalised map; the score and sub-pixel
+    // offset from the raw one.
+    struct RankedPeak : Peak {
+        float ranked = 0;
+    };
+    RankedPeak penalised_peak(const MapView& map, double weight) {
+        penalised.resize(static_cast<std::size_t>(map.width) * map.height);
+        const double cx = (map.width - 1) / 2.0, cy = (map.height - 1) / 2.0;
+        const double rx2 = std::max(1.0, cx * cx), ry2 = std::max(1.0, cy * cy);
+        for (int y = 0; y < map.height; ++y) {
+            const double dy2 = (y - cy) * (y - cy) / ry2;
+            const float* src = map.row(y);
+            float* dst = &penalised[static_cast<std::size_t>(y) * map.width];
+            for (int x = 0; x < map.width; ++x)
+                dst[x] = src[x] - static_cast<float>(weight * ((x - cx) * (x - cx) / rx2 + dy2));
+        }
+        const MapView pm{penalised.data(), map.width, map.height, static_cast<std::size_t>(map.width)};
+        RankedPeak pk;
+        static_cast<Peak&>(pk) = find_peak(pm);
+        pk.ranked = pk.score;
+        const float* row = map.row(pk.y);
+        pk.score = row[pk.x];
+        pk.sub_x = static_cast<float>(pk.x);
+        pk.sub_y = static_cast<float>(pk.y);
+        if (pk.x > 0 && pk.x + 1 < map.width) pk.sub_x += parabolic_offset(row[pk.x - 1], pk.score, row[pk.x + 1]);
+        if (pk.y > 0 && pk.y + 1 < map.height)
+            pk.sub_y += parabolic_offset(map.row(pk.y - 1)[pk.x], pk.score, map.row(pk.y + 1)[pk.x]);
+        return pk;
+    }
+    std::vector<float> penalised;
+
     void keep_map(const MapView& m, const BoxF& region) {
         best_map_size = m.size();
         best_map.resize(static_cast<std::size_t>(m.width) * m.height);
@@ -190,9 +223,17 @@ TrackResult Tracker::update(ImageView frame) {
     const int margin_y = std::max(8, static_cast<int>(std::lround(ts.height * (options_.search_factor - 1) / 2)));
 
     Candidate best;
-    auto consider = [&](const MapView& map, double ox, double oy, double s, double factor, const Size& patch_size) {
+    // penalise: the search is around the last centre, so far peaks pay the motion penalty.
+    auto consider = [&](const MapView& map, double ox, double oy, double s, double factor, const Size& patch_size,
+                        bool penalise) {
         const auto t0 = std::chrono::steady_clock::now();
-        const Peak pk = find_peak(map);
+        Impl::RankedPeak pk;
+        if (penalise && options_.motion_penalty > 0) {
+            pk = m.penalised_peak(map, options_.motion_penalty);
+        } else {
+            static_cast<Peak&>(pk) = find_peak(map);
+            pk.ranked = pk.score;
+        }
         r.times.peak_ms += ms_since(t0);
         Candidate c;
         c.cx = ox + (pk.sub_x + ts.width / 2.0) * s;
@@ -201,7 +242,7 @@ TrackResult Tracker::update(ImageView frame) {
         c.factor = factor;
         c.score = pk.score;
         c.psr = pk.psr;
-        c.ranked = factor == 1.0 ? pk.score : pk.score * static_cast<float>(options_.scale_penalty);
+        c.ranked = factor == 1.0 ? pk.ranked : pk.ranked * static_cast<float>(options_.scale_penalty);
         c.region = {ox, oy, patch_size.width * s, patch_size.height * s};
         if (c.ranked > best.ranked) {
             best = c;
@@ -220,7 +261,7 @@ TrackResult Tracker::update(ImageView frame) {
             m.sample_at(frame, m.cx - patch_size.width * s / 2, m.cy - patch_size.height * s / 2, s);
             r.times.upload_ms += ms_since(t0);
             const MapView map = m.matcher.match(m.patch.view(), &r.times);
-            consider(map, m.last_origin_x, m.last_origin_y, s, factor, patch_size);
+            consider(map, m.last_origin_x, m.last_origin_y, s, factor, patch_size, true);
         }
     }
     const bool tracking_ok = !m.lost && best.score >= options_.lost_score;
@@ -235,7 +276,8 @@ TrackResult Tracker::update(ImageView frame) {
         r.times.upload_ms += ms_since(t0);
         Candidate prev = best;
         best = Candidate{};
-        consider(m.matcher.match(m.patch.view(), &r.times), m.last_origin_x, m.last_origin_y, m.scale, 1.0, patch_size);
+        consider(m.matcher.match(m.patch.view(), &r.times), m.last_origin_x, m.last_origin_y, m.scale, 1.0, patch_size,
+                 false);
         if (best.score >= options_.recover_score) {
             m.lost = false;
         } else {

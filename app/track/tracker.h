@@ -36,6 +36,8 @@ struct TrackerOptions {
     int scales = 3;                 // scales searched per frame (1 = none)
     double scale_step = 1.04;       // ratio between neighbouring scales
     double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
+    double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
+                                    // with the square of the distance from the last centre
 };
 
 struct StageTimes {

@@ -1,0 +1,159 @@
+// The CLI as a user runs it: a full track run with every output, `kernels`, and every kind
+// of bad input giving a clear message and a non-zero exit without crashing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/io/frame_source.h"
+#include "app/io/video_writer.h"
+#include "tests/support/run_cli.h"
+#include "tests/support/synthetic_clip.h"
+
+namespace corrtrack {
+namespace {
+
+using test::run_cli;
+
+class Cli : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = new TempDir("cli");
+        std::string error;
+        spec_.frames = 40;
+        truth_ = write_synthetic_clip(dir_->file("clip.mp4"), spec_, &error);
+        ASSERT_EQ(truth_.size(), 40u) << error;
+    }
+    static void TearDownTestSuite() {
+        delete dir_;
+        dir_ = nullptr;
+    }
+    static std::string box_arg(const TruthBox& t) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "--box %.3f,%.3f,%.3f,%.3f", t.x, t.y, t.w, t.h);
+        return buf;
+    }
+    static TempDir* dir_;
+    static SyntheticClipSpec spec_;
+    static std::vector<TruthBox> truth_;
+};
+TempDir* Cli::dir_ = nullptr;
+SyntheticClipSpec Cli::spec_;
+std::vector<TruthBox> Cli::truth_;
+
+TEST_F(Cli, TrackWritesEveryOutputWithOneRowPerFrame) {
+    const std::string d = dir_->path();
+    const auto r = run_cli("track " + d + "/clip.mp4 " + box_arg(truth_[0]) + " --kernel cpu_fast --csv " + d +
+                               "/out.csv --json " + d + "/out.json --video " + d + "/out.mp4 --otb " + d + "/out.txt",
+                           d);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("frames      40"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("correlate"), std::string::npos) << r.out;
+
+    std::ifstream csv(d + "/out.csv");
+    std::string line;
+    std::getline(csv, line);
+    EXPECT_EQ(line.rfind("frame,pts,target,x,y,w,h,cx,cy,score,confidence,lost", 0), 0u) << line;
+    long rows = 0;
+    double err_sum = 0;
+    while (std::getline(csv, line)) {
+        long frame;
+        double pts, x, y, w, h, cx, cy;
+        int target;
+        ASSERT_EQ(std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf", &frame, &pts, &target, &x, &y, &w, &h, &cx, &cy), 9);
+        EXPECT_EQ(frame, rows);  // every frame exactly once, in order
+        EXPECT_NEAR(pts, rows / spec_.fps, 1e-3);
+        err_sum += std::hypot(cx - truth_[frame].cx(), cy - truth_[frame].cy());
+        ++rows;
+    }
+    EXPECT_EQ(rows, 40);
+    EXPECT_LT(err_sum / rows, 0.5);  // through the default H.264 file path too
+
+    const auto doc = nlohmann::json::parse(test::read_text(d + "/out.json"));
+    EXPECT_EQ(doc["frames"], 40);
+    EXPECT_EQ(doc["results"].size(), 40u);
+    EXPECT_EQ(doc["kernel"], "cpu_fast");
+
+    std::ifstream otb(d + "/out.txt");
+    long otb_rows = 0;
+    double ox, oy;
+    while (std::getline(otb, line)) {
+        ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%lf", &ox, &oy), 2);
+        if (otb_rows == 0) EXPECT_NEAR(ox, truth_[0].x + 1, 0.01);  // 1-based
+        ++otb_rows;
+    }
+    EXPECT_EQ(otb_rows, 40);
+
+    std::string error;
+    SourceOptions so;
+    so.input = d + "/out.mp4";
+    auto video = FrameSource::open(so, &error);
+    ASSERT_TRUE(video) << error;
+    Frame f;
+    long n = 0;
+    while (video->read(f) == ReadStatus::kFrame) ++n;
+    EXPECT_EQ(n, 40);
+    EXPECT_EQ(f.width, spec_.width);
+}
+
+TEST_F(Cli, KernelsListsTheRegistry) {
+    const auto r = run_cli("kernels", dir_->path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("cpu_ref"), std::string::npos);
+    EXPECT_NE(r.out.find("cpu_fast"), std::string::npos);
+    EXPECT_NE(r.out.find("cuda_dp4a"), std::string::npos);
+}
+
+struct BadCase {
+    const char* name;
+    std::string args;
+    const char* message;  // must appear in stderr
+};
+
+TEST_F(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
+    const std::string d = dir_->path();
+    {
+        std::ofstream(d + "/empty.mp4");
+        std::ofstream(d + "/text.mp4") << "this is not a video, just some text\n";
+        // A truncated copy of a real clip: the first 40% of the bytes.
+        const auto size = std::filesystem::file_size(d + "/clip.mp4");
+        std::string bytes = test::read_text(d + "/clip.mp4");
+        std::ofstream(d + "/truncated.mp4", std::ios::binary).write(bytes.data(), static_cast<long>(size * 2 / 5));
+        // A clip whose first frame is flat grey where the box goes.
+        std::string error;
+        auto w = VideoWriter::open(d + "/flat.mp4", {160, 120}, VideoWriterOptions{}, &error);
+        ASSERT_TRUE(w) << error;
+        std::vector<std::uint8_t> grey(160 * 120, 100);
+        for (int i = 0; i < 160 * 60; ++i) grey[i] = static_cast<std::uint8_t>((i * 7919) % 256);
+        for (int k = 0; k < 5; ++k) ASSERT_TRUE(w->write_gray(grey.data(), 160, &error)) << error;
+        ASSERT_TRUE(w->close(&error)) << error;
+    }
+    const std::string clip = d + "/clip.mp4 ";
+    const BadCase cases[] = {
+        {"missing file", "track " + d + "/no_such.mp4 --box 1,1,10,10", "no_such.mp4"},
+        {"empty file", "track " + d + "/empty.mp4 --box 1,1,10,10", "empty.mp4"},
+        {"text named .mp4", "track " + d + "/text.mp4 --box 1,1,10,10", "text.mp4"},
+        {"truncated video", "track " + d + "/truncated.mp4 " + box_arg(truth_[0]), "truncated.mp4"},
+        {"box outside the frame", "track " + clip + "--box 400,10,20,20", "outside"},
+        {"box larger than the frame", "track " + clip + "--box 0,0,500,400", "larger than"},
+        {"zero-size box", "track " + clip + "--box 10,10,0,20", "zero"},
+        {"malformed box", "track " + clip + "--box 10,10,abc", "not x,y,w,h"},
+        {"flat template", "track " + d + "/flat.mp4 --box 20,70,30,30", "flat"},
+        {"unknown kernel", "track " + clip + box_arg(truth_[0]) + " --kernel warp9000", "unknown kernel 'warp9000'"},
+        {"unknown kernel in eval", "eval " + d + " --kernel warp9000", "warp9000"},
+        {"missing dataset", "eval " + d + "/nowhere", "nowhere"},
+        {"bad update policy", "track " + clip + box_arg(truth_[0]) + " --update sometimes", "--update"},
+    };
+    for (const BadCase& c : cases) {
+        const auto r = run_cli(c.args, d);
+        EXPECT_NE(r.exit_code, 0) << c.name << ": " << r.err;
+        EXPECT_FALSE(r.signalled) << c.name << " crashed or hung (exit " << r.exit_code << "): " << r.err;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << c.name << ": stderr was: " << r.err;
+    }
+}
+
+}  // namespace
+}  // namespace corrtrack

@@ -1,0 +1,206 @@
+// Tracker: sub-pixel accuracy on a synthetic clip with known motion, a scaled-down large
+// target, loss and full-frame re-detection, bad boxes; resampling; OTB metrics.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "app/eval/otb.h"
+#include "app/io/frame_source.h"
+#include "app/track/resample.h"
+#include "app/track/tracker.h"
+#include "tests/support/synthetic_clip.h"
+
+namespace corrtrack {
+namespace {
+
+struct TrackStats {
+    double mean_error = 0, max_error = 0;
+    long lost = 0, frames = 0;
+};
+
+// Tracks a clip written to disk (so the codec round trip is part of the test) from the true
+// first box and compares every centre with the truth.
+TrackStats track_clip(const std::string& path, const std::vector<TruthBox>& truth, TrackerOptions options) {
+    std::string error;
+    SourceOptions so;
+    so.input = path;
+    so.want_rgb = false;
+    auto source = FrameSource::open(so, &error);
+    EXPECT_TRUE(source) << error;
+    TrackStats s;
+    if (!source) return s;
+    Tracker tracker(options);
+    Frame f;
+    double sum = 0;
+    while (source->read(f) == ReadStatus::kFrame) {
+        const TruthBox& t = truth[f.index];
+        if (f.index == 0) {
+            EXPECT_TRUE(tracker.init(f.luma_view(), BoxF{t.x, t.y, t.w, t.h}, &error)) << error;
+            continue;
+        }
+        const TrackResult r = tracker.update(f.luma_view());
+        const double e = std::hypot(r.sub_cx - t.cx(), r.sub_cy - t.cy());
+        sum += e;
+        s.max_error = std::max(s.max_error, e);
+        s.lost += r.lost;
+        ++s.frames;
+    }
+    s.mean_error = s.frames ? sum / s.frames : 1e9;
+    return s;
+}
+
+TEST(Tracker, SubPixelAccuracyOnSyntheticClip) {
+    TempDir dir("tracker");
+    SyntheticClipSpec spec;
+    spec.frames = 80;
+    spec.noise_sigma = 3.0;
+    std::string error;
+    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
+    ASSERT_EQ(truth.size(), 80u) << error;
+    TrackerOptions options;
+    options.kernel = "cpu_fast";
+    const TrackStats s = track_clip(dir.file("clip.mkv"), truth, options);
+    EXPECT_EQ(s.frames, 79);
+    EXPECT_EQ(s.lost, 0);
+    EXPECT_LT(s.mean_error, 0.5) << "max " << s.max_error;
+    std::printf("synthetic 40x32 target: mean centre error %.3f px, max %.3f px\n", s.mean_error, s.max_error);
+}
+
+TEST(Tracker, LargeTargetMatchedAtReducedScale) {
+    TempDir dir("tracker_large");
+    SyntheticClipSpec spec;
+    spec.width = 480;
+    spec.height = 360;
+    spec.object_width = 120;
+    spec.object_height = 96;  // larger than max_template_side: matched at 2.5x reduction
+    spec.frames = 50;
+    spec.velocity_x = 2.3;
+    spec.velocity_y = -1.1;
+    spec.start_x = 100;
+    spec.start_y = 180;
+    std::string error;
+    const auto truth = write_synthetic_clip(dir.file("large.mkv"), spec, &error);
+    ASSERT_EQ(truth.size(), 50u) << error;
+    TrackerOptions options;
+    options.kernel = "cpu_fast";
+    const TrackStats s = track_clip(dir.file("large.mkv"), truth, options);
+    EXPECT_EQ(s.lost, 0);
+    EXPECT_LT(s.mean_error, 1.0) << "max " << s.max_error;  // one template pixel is 2.5 px here
+    std::printf("synthetic 120x96 target: mean centre error %.3f px, max %.3f px\n", s.mean_error, s.max_error);
+}
+
+TEST(Tracker, LosesAnOccludedTargetAndReDetectsItElsewhere) {
+    SyntheticClipSpec a;
+    a.frames = 60;
+    SyntheticClipSpec b = a;  // same textures (same seed), object far away
+    b.start_x = 240;
+    b.start_y = 160;
+    b.velocity_x = -0.5;
+    b.velocity_y = -0.3;
+    const SyntheticScene scene_a(a), scene_b(b);
+    TrackerOptions options;
+    options.kernel = "cpu_fast";
+    Tracker tracker(options);
+    std::vector<std::uint8_t> luma;
+    std::string error;
+    const ImageView view{nullptr, a.width, a.height, static_cast<std::size_t>(a.width)};
+    long first_lost = -1, recovered = -1;
+    for (int i = 0; i < 45; ++i) {
+        if (i < 20) {
+            scene_a.render(i, luma);
+        } else if (i < 30) {  // a flat grey occluder over the target and its search window
+            scene_a.render(i, luma);
+            const TruthBox t = scene_a.box(i);
+            for (int y = std::max(0, static_cast<int>(t.y) - 50); y < std::min(a.height, static_cast<int>(t.y + t.h) + 50); ++y)
+                for (int x = std::max(0, static_cast<int>(t.x) - 60); x < std::min(a.width, static_cast<int>(t.x + t.w) + 60); ++x)
+                    luma[y * a.width + x] = 128;
+        } else {
+            scene_b.render(i, luma);
+        }
+        ImageView v = view;
+        v.data = luma.data();
+        if (i == 0) {
+            const TruthBox t = scene_a.box(0);
+            ASSERT_TRUE(tracker.init(v, {t.x, t.y, t.w, t.h}, &error)) << error;
+            continue;
+        }
+        const TrackResult r = tracker.update(v);
+        if (r.lost && first_lost < 0) first_lost = i;
+        if (i >= 30 && !r.lost && recovered < 0) {
+            recovered = i;
+            const TruthBox t = scene_b.box(i);
+            EXPECT_LT(std::hypot(r.sub_cx - t.cx(), r.sub_cy - t.cy()), 1.0);
+            EXPECT_TRUE(r.redetected);
+        }
+    }
+    EXPECT_GE(first_lost, 20);
+    EXPECT_LT(first_lost, 30);
+    EXPECT_GE(recovered, 30);
+    EXPECT_LE(recovered, 31);
+}
+
+TEST(Tracker, RejectsBoxesItCannotTrack) {
+    SyntheticClipSpec spec;
+    const SyntheticScene scene(spec);
+    std::vector<std::uint8_t> luma;
+    scene.render(0, luma);
+    for (int y = 0; y < 60; ++y)
+        for (int x = 0; x < 60; ++x) luma[y * spec.width + x] = 90;  // a flat corner
+    const ImageView v{luma.data(), spec.width, spec.height, static_cast<std::size_t>(spec.width)};
+    const std::pair<BoxF, const char*> cases[] = {
+        {{300, 200, 40, 60}, "outside"},   {{0, 0, 400, 300}, "larger than"}, {{10, 10, 0, 20}, "zero"},
+        {{10, 10, 2, 2}, "smaller than"}, {{5, 5, 40, 40}, "flat"},          {{-20, 5, 30, 30}, "outside"}};
+    for (const auto& [box, expect] : cases) {
+        Tracker t(TrackerOptions{});
+        std::string error;
+        EXPECT_FALSE(t.init(v, box, &error));
+        EXPECT_NE(error.find(expect), std::string::npos) << error;
+    }
+    TrackerOptions bad_kernel;
+    bad_kernel.kernel = "nope";
+    Tracker t(bad_kernel);
+    std::string error;
+    EXPECT_FALSE(t.init(v, {100, 100, 40, 30}, &error));
+    EXPECT_NE(error.find("unknown kernel"), std::string::npos) << error;
+}
+
+TEST(Resample, IntegerCopyAndAreaAverage) {
+    std::vector<std::uint8_t> src(16 * 8);
+    for (int i = 0; i < 128; ++i) src[i] = static_cast<std::uint8_t>((i * 37) % 251);
+    const ImageView v{src.data(), 16, 8, 16};
+    ResampleScratch scratch;
+    std::vector<std::uint8_t> out(8 * 4);
+    sample_patch(v, 3, 2, 1.0, {8, 4}, out.data(), 8, scratch);
+    for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 8; ++x) ASSERT_EQ(out[y * 8 + x], src[(y + 2) * 16 + x + 3]);
+    sample_patch(v, 0, 0, 2.0, {8, 4}, out.data(), 8, scratch);
+    for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 8; ++x) {
+            const double mean = (src[(2 * y) * 16 + 2 * x] + src[(2 * y) * 16 + 2 * x + 1] +
+                                 src[(2 * y + 1) * 16 + 2 * x] + src[(2 * y + 1) * 16 + 2 * x + 1]) / 4.0;
+            ASSERT_NEAR(out[y * 8 + x], mean, 0.51);
+        }
+    // Left of the frame the border column repeats.
+    sample_patch(v, -2, 0, 1.0, {4, 1}, out.data(), 4, scratch);
+    EXPECT_EQ(out[0], src[0]);
+    EXPECT_EQ(out[1], src[0]);
+    EXPECT_EQ(out[2], src[0]);
+    EXPECT_EQ(out[3], src[1]);
+}
+
+TEST(OtbMetrics, IouAucAndPrecision) {
+    EXPECT_DOUBLE_EQ(iou({0, 0, 10, 10}, {5, 0, 10, 10}), 50.0 / 150.0);
+    EXPECT_DOUBLE_EQ(iou({0, 0, 10, 10}, {20, 20, 5, 5}), 0.0);
+    std::vector<std::optional<BoxF>> truth = {BoxF{0, 0, 10, 10}, std::nullopt, BoxF{0, 0, 10, 10}, BoxF{0, 0, 10, 10}};
+    // Perfect, skipped, half overlap with centre 5 px off, far away (30 px off).
+    std::vector<BoxF> boxes = {{0, 0, 10, 10}, {99, 99, 1, 1}, {5, 0, 10, 10}, {30, 0, 10, 10}};
+    const SequenceMetrics m = score_sequence(boxes, truth);
+    EXPECT_EQ(m.evaluated, 3);
+    // IoU 1, 1/3, 0: success at thresholds 0..0.95 (20 of 21) for the first, 0..0.3 (7) for the second.
+    EXPECT_NEAR(m.auc, (20.0 + 7.0) / 3.0 / 21.0, 1e-12);
+    EXPECT_NEAR(m.prec20, 2.0 / 3.0, 1e-12);
+    EXPECT_NEAR(m.precision[4], 1.0 / 3.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace corrtrack
