@@ -39,9 +39,22 @@ const std::vector<KernelEntry>& kernel_registry() {
     return entries;
 }
 
+const std::vector<KernelEntry>& kernel_variants() {
+    static const std::vector<KernelEntry> entries = {
+        {"cuda_dp4a_ilp_c2", Device::kCuda, "cuda_dp4a_ilp, 2 columns per thread", cuda_kernels_available, [] { return make_cuda_dp4a_ilp_columns(2); }},
+        {"cuda_dp4a_ilp_c4", Device::kCuda, "cuda_dp4a_ilp, 4 columns per thread", cuda_kernels_available, [] { return make_cuda_dp4a_ilp_columns(4); }},
+        {"cuda_dp4a_ilp_c8", Device::kCuda, "cuda_dp4a_ilp, 8 columns per thread", cuda_kernels_available, [] { return make_cuda_dp4a_ilp_columns(8); }},
+        {"cuda_shuffle_grouped_r2", Device::kCuda, "cuda_shuffle_grouped, 2 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(2); }},
+        {"cuda_shuffle_grouped_r4", Device::kCuda, "cuda_shuffle_grouped, 4 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(4); }},
+        {"cuda_shuffle_grouped_r8", Device::kCuda, "cuda_shuffle_grouped, 8 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(8); }},
+    };
+    return entries;
+}
+
 const KernelEntry* find_kernel(std::string_view name) {
-    for (const KernelEntry& e : kernel_registry())
-        if (name == e.name) return &e;
+    for (const auto* list : {&kernel_registry(), &kernel_variants()})
+        for (const KernelEntry& e : *list)
+            if (name == e.name) return &e;
     return nullptr;
 }
 

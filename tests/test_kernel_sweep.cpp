@@ -18,12 +18,17 @@ namespace {
 
 using test::OwnedImage;
 
+// How the frame sits in memory: a cudaMallocPitch-style aligned pitch, an odd pitch, or a
+// view whose first byte is not aligned (a crop of a larger buffer).
+enum class Layout { kAligned, kOddPitch, kUnalignedBase };
+
 struct SweepCase {
     Size frame;
     Size templ;
     Rect roi;            // width/height 0: the whole frame
     bool flat_patch;     // paint a flat rectangle larger than the template into the roi
     bool flat_template;
+    Layout layout = Layout::kAligned;
 };
 
 std::vector<SweepCase> sweep_cases() {
@@ -43,11 +48,11 @@ std::vector<SweepCase> sweep_cases() {
             case 2: roi = {0, 0, t.width + 11, t.height + 14}; break;
             default: roi = {3, 5, frame.width - 10, frame.height - 8}; break;
         }
-        c.push_back({frame, t, roi, i % 3 == 1, false});
+        c.push_back({frame, t, roi, i % 3 == 1, false, static_cast<Layout>(i % 3)});
         ++i;
     }
-    c.push_back({{90, 70}, {12, 10}, {0, 0, 90, 70}, false, true});
-    c.push_back({{333, 171}, {45, 27}, {1, 1, 331, 169}, true, false});
+    c.push_back({{90, 70}, {12, 10}, {0, 0, 90, 70}, false, true, Layout::kOddPitch});
+    c.push_back({{333, 171}, {45, 27}, {1, 1, 331, 169}, true, false, Layout::kUnalignedBase});
     return c;
 }
 
@@ -78,28 +83,41 @@ Prepared prepare(const SweepCase& sc, std::uint32_t seed) {
 constexpr int kGuard = 3;  // guard columns/rows of NaN around every output map
 
 // Runs `k` and returns the whole guarded map (host copy).
-std::vector<float> run_guarded(Correlator& k, const Prepared& p, Device device, std::size_t* pitch_out) {
+std::vector<float> run_guarded(Correlator& k, const Prepared& p, Device device, Layout layout, std::size_t* pitch_out) {
     const Size o = p.problem.out_size();
     const std::size_t pitch = o.width + 2 * kGuard + 5;  // odd extra so rows are not aligned
     const std::size_t rows = o.height + 2 * kGuard;
     std::vector<float> host(pitch * rows, NAN);
     *pitch_out = pitch;
     if (device == Device::kCpu) {
+        // The same layouts on the host: copy the frame into a buffer with the case's pitch and offset.
+        const std::size_t hp = p.frame.width + (layout == Layout::kOddPitch ? 3 : (layout == Layout::kUnalignedBase ? 16 : 0));
+        const std::size_t off = layout == Layout::kUnalignedBase ? 5 : 0;
+        std::vector<std::uint8_t> buf(hp * p.frame.height + off);
+        for (int y = 0; y < p.frame.height; ++y)
+            std::memcpy(&buf[off + y * hp], &p.frame.pixels[static_cast<std::size_t>(y) * p.frame.width], p.frame.width);
+        const ImageView frame{buf.data() + off, p.frame.width, p.frame.height, hp, MemorySpace::kHost};
         k.set_template(p.templ.view(), nullptr);
-        k.run(p.frame.view(), p.problem, {host.data() + kGuard * pitch + kGuard, o.width, o.height, pitch}, nullptr);
+        k.run(frame, p.problem, {host.data() + kGuard * pitch + kGuard, o.width, o.height, pitch}, nullptr);
         return host;
     }
     cudaStream_t stream;
     EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
     std::uint8_t* d_frame = nullptr;
-    std::size_t frame_pitch = 0;
+    std::size_t frame_pitch = 0, frame_offset = 0;
     float* d_out = nullptr;
-    EXPECT_EQ(cudaMallocPitch(&d_frame, &frame_pitch, p.frame.width, p.frame.height), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy2D(d_frame, frame_pitch, p.frame.pixels.data(), p.frame.width, p.frame.width,
+    if (layout == Layout::kAligned) {
+        EXPECT_EQ(cudaMallocPitch(&d_frame, &frame_pitch, p.frame.width, p.frame.height), cudaSuccess);
+    } else {
+        frame_pitch = p.frame.width + (layout == Layout::kOddPitch ? 3 : 16);
+        frame_offset = layout == Layout::kUnalignedBase ? 5 : 0;
+        EXPECT_EQ(cudaMalloc(&d_frame, frame_pitch * p.frame.height + frame_offset), cudaSuccess);
+    }
+    EXPECT_EQ(cudaMemcpy2D(d_frame + frame_offset, frame_pitch, p.frame.pixels.data(), p.frame.width, p.frame.width,
                            p.frame.height, cudaMemcpyHostToDevice), cudaSuccess);
     EXPECT_EQ(cudaMalloc(&d_out, host.size() * sizeof(float)), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(d_out, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-    const ImageView frame{d_frame, p.frame.width, p.frame.height, frame_pitch, MemorySpace::kDevice};
+    const ImageView frame{d_frame + frame_offset, p.frame.width, p.frame.height, frame_pitch, MemorySpace::kDevice};
     // The template goes in from host memory here; the NVDEC path hands device templates.
     k.set_template(p.templ.view(), stream);
     k.run(frame, p.problem, {d_out + kGuard * pitch + kGuard, o.width, o.height, pitch, MemorySpace::kDevice}, stream);
@@ -132,7 +150,7 @@ TEST_P(KernelSweep, MatchesCpuRef) {
             continue;
         }
         std::size_t pitch = 0;
-        const auto got = run_guarded(*kernel, p, entry->device, &pitch);
+        const auto got = run_guarded(*kernel, p, entry->device, sc.layout, &pitch);
         const Size o = p.problem.out_size();
         const std::string where = GetParam() + " case " + std::to_string(c) + " templ " +
                                   std::to_string(sc.templ.width) + "x" + std::to_string(sc.templ.height) +
@@ -161,6 +179,7 @@ std::vector<std::string> kernel_names() {
     std::vector<std::string> names;
     for (const KernelEntry& e : kernel_registry())
         if (std::string(e.name) != "cpu_ref") names.push_back(e.name);
+    for (const KernelEntry& e : kernel_variants()) names.push_back(e.name);
     return names;
 }
 

@@ -56,6 +56,7 @@ struct BenchOptions {
     std::uint32_t seed = 1;
     double peak_gmacs = 0.0;
     std::vector<std::string> ratio_to;
+    bool variants = false;  // also time the tuning variants (kernel_variants())
     bool quiet = false;
 };
 
@@ -154,9 +155,14 @@ bool make_plan(const BenchOptions& o, Plan* plan, std::string* error) {
                 return false;
             }
         }
-        for (const KernelEntry& e : kernel_registry())
-            if (std::find(names.begin(), names.end(), e.name) != names.end()) plan->kernels.push_back(&e);
+        for (const auto* list : {&kernel_registry(), &kernel_variants()})
+            for (const KernelEntry& e : *list)
+                if (std::find(names.begin(), names.end(), e.name) != names.end()) plan->kernels.push_back(&e);
     }
+    if (o.variants)
+        for (const KernelEntry& e : kernel_variants())
+            if (e.available() && std::find(plan->kernels.begin(), plan->kernels.end(), &e) == plan->kernels.end())
+                plan->kernels.push_back(&e);
     if (plan->kernels.empty()) {
         *error = "--kernels: no kernel to run";
         return false;
@@ -1201,6 +1207,7 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--seed", o->seed, "Seed of the random frames and templates")->capture_default_str();
     cmd->add_option("--peak-gmacs", o->peak_gmacs,
                     "DP4A peak in GMAC/s for the %DP4A column (default: SMs x clock x DP4A/clk/SM x 4)");
+    cmd->add_flag("--variants", o->variants, "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");
     cmd->add_option("--ratio-to", o->ratio_to, "Extra 'x NAME' columns: median(NAME) / median(row) on the same case")
         ->delimiter(',');
     cmd->add_flag("--quiet", o->quiet, "No per-case progress lines on stderr");

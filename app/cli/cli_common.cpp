@@ -27,6 +27,11 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--lost-score", o.lost_score, "below this NCC the target is lost")->capture_default_str();
     cmd.add_option("--recover-score", o.recover_score, "re-detection must reach this NCC")->capture_default_str();
     cmd.add_option("--scales", o.scales, "scales searched per frame (1 = no scale search)")->capture_default_str();
+    cmd.add_option("--scale-penalty", o.scale_penalty, "score factor for picking a neighbouring scale")
+        ->capture_default_str();
+    cmd.add_option("--scale-rate", o.scale_rate, "share of each frame's scale estimate applied")->capture_default_str();
+    cmd.add_option("--anchor", o.anchor, "weight of the first frame's appearance kept in the template")
+        ->capture_default_str();
     cmd.add_option("--motion-penalty", o.motion_penalty, "NCC cost of a jump to the search window's edge")
         ->capture_default_str();
     cmd.add_option("--scale-step", o.scale_step, "ratio between neighbouring scales")->capture_default_str();

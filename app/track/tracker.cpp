@@ -67,6 +67,8 @@ struct Tracker::Impl {
     Matcher matcher;
     Size templ_size;                 // working template, pixels
     std::vector<float> templ_float;  // blended appearance
+    std::vector<float> templ_initial;  // the first frame's appearance
+    float anchor = 0;                  // TrackerOptions::anchor
     Buffer templ;                    // quantised template handed to the kernel
     double scale = 1;                // frame pixels per template pixel
     double cx = 0, cy = 0;
@@ -79,8 +81,10 @@ struct Tracker::Impl {
     BoxF best_region;
 
     void upload_template() {
-        for (std::size_t i = 0; i < templ_float.size(); ++i)
-            templ.pixels[i] = static_cast<std::uint8_t>(std::clamp(std::lround(templ_float[i]), 0L, 255L));
+        for (std::size_t i = 0; i < templ_float.size(); ++i) {
+            const float v = anchor * templ_initial[i] + (1.0f - anchor) * templ_float[i];
+            templ.pixels[i] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+        }
         matcher.set_template(templ.view());
     }
 
@@ -197,6 +201,8 @@ bool Tracker::init(ImageView frame, const BoxF& box, std::string* error) {
     m.sample_box(frame, m.cx, m.cy);
     m.templ.pixels = m.patch.pixels;
     m.templ_float.assign(m.patch.pixels.begin(), m.patch.pixels.end());
+    m.templ_initial = m.templ_float;
+    m.anchor = static_cast<float>(std::clamp(options_.anchor, 0.0, 1.0));
 
     double mean = 0, sq = 0;
     for (std::uint8_t v : m.templ.pixels) {
@@ -290,7 +296,7 @@ TrackResult Tracker::update(ImageView frame) {
         m.cx = std::clamp(best.cx, 0.0, static_cast<double>(frame.width));
         m.cy = std::clamp(best.cy, 0.0, static_cast<double>(frame.height));
         // Follow scale changes halfway per frame: single-frame scale picks are noisy.
-        m.scale *= 1.0 + 0.5 * (best.scale / m.scale - 1.0);
+        m.scale *= 1.0 + options_.scale_rate * (best.scale / m.scale - 1.0);
         const bool sure = best.score >= options_.update_min_score;
         const bool keyframe = options_.update == UpdatePolicy::kKeyframe && m.frames % options_.keyframe_interval == 0;
         if (sure && (options_.update == UpdatePolicy::kBlend || keyframe)) {

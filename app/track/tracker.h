@@ -36,6 +36,9 @@ struct TrackerOptions {
     int scales = 3;                 // scales searched per frame (1 = none)
     double scale_step = 1.04;       // ratio between neighbouring scales
     double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
+    double scale_rate = 0.5;        // share of a frame's scale pick applied (smooths noise)
+    double anchor = 0.0;            // weight of the first frame's appearance kept in the
+                                    // template, against drift from blend updates
     double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
                                     // with the square of the distance from the last centre
 };

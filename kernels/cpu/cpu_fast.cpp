@@ -18,6 +18,10 @@ namespace corrtrack {
 
 namespace {
 
+// Below these sizes a loop runs on the calling thread only (see direct_numerator).
+constexpr double kParallelMacs = 4e6;
+constexpr double kParallelPositions = 2e5;
+
 // The AVX2 clone is picked at load time where the CPU has it; the default keeps the binary
 // portable to any x86-64 (CI machines, the GPU host).
 __attribute__((target_clones("avx2", "default")))
@@ -36,7 +40,6 @@ void init_fftw_threads() {
     static std::once_flag once;
     std::call_once(once, [] {
         fftw_init_threads();
-        fftw_plan_with_nthreads(omp_get_max_threads());
     });
 }
 
@@ -54,7 +57,9 @@ int next_fast_length(int n) {
 void direct_numerator(ImageView image, ImageView templ, std::uint32_t* out, std::size_t out_pitch) {
     const int ow = image.width - templ.width + 1;
     const int oh = image.height - templ.height + 1;
-#pragma omp parallel for schedule(dynamic, 4)
+    // Tracking-window searches are tiny: waking the thread team would cost more than it saves.
+    const bool parallel = static_cast<double>(ow) * oh * templ.width * templ.height > kParallelMacs;
+#pragma omp parallel for schedule(dynamic, 4) if (parallel)
     for (int y = 0; y < oh; ++y) {
         std::uint32_t* acc = out + static_cast<std::size_t>(y) * out_pitch;
         std::fill(acc, acc + ow, 0u);
@@ -113,6 +118,8 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
         p->templ_spectrum = fftw_alloc_complex(ncomplex);
         {
             std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+            // Threads pay off only on large transforms; small ones run faster on one core.
+            fftw_plan_with_nthreads(nreal >= (1u << 18) ? omp_get_max_threads() : 1);
             p->forward = fftw_plan_dft_r2c_2d(p->padded.height, p->padded.width, p->real,
                                               p->image_spectrum, FFTW_ESTIMATE);
             p->inverse = fftw_plan_dft_c2r_2d(p->padded.height, p->padded.width, p->image_spectrum,
@@ -205,7 +212,7 @@ public:
                 direct_numerator(roi, t, numerator_.data(), o.width);
             }
             const TemplateStats ts = template_stats(t);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<double>(o.width) * o.height > kParallelPositions)
             for (int y = 0; y < o.height; ++y) {
                 float* dst = out.row(k * o.height + y);
                 const std::uint32_t* sit = &numerator_[static_cast<std::size_t>(y) * o.width];

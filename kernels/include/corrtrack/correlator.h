@@ -64,6 +64,10 @@ struct KernelEntry {
 
 // Explicit, ordered list: cpu_ref first, then CPU kernels, then CUDA kernels.
 const std::vector<KernelEntry>& kernel_registry();
+// Tuning variants of registry kernels (e.g. cuda_dp4a_ilp_c2/c4/c8): not listed for users,
+// but the bench times them and the sweep test checks them.
+const std::vector<KernelEntry>& kernel_variants();
+// Looks in the registry, then in the variants.
 const KernelEntry* find_kernel(std::string_view name);
 // nullptr when the name is unknown or the kernel cannot run here; `why` says which.
 std::unique_ptr<Correlator> make_correlator(std::string_view name, std::string* why = nullptr);
