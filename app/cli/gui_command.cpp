@@ -1,0 +1,143 @@
+// `corrtrack gui [INPUT]`: the desktop GUI (render/), with the bundled sample when no input is
+// given, and a screenshot mode (--screenshot out.png --frames N) for scripts and tests.
+// Built only with the GUI (CORRTRACK_HAVE_GUI); linked into the corrtrack executable.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "render/gui_app.h"
+
+namespace corrtrack {
+namespace {
+
+struct GuiArgs {
+    std::string input;
+    std::vector<std::string> boxes;
+    std::string box_file;
+    std::string window = "1280x720";
+    std::string heatmap = "overlay";
+    std::string colormap = "turbo";
+    bool vsync = false;
+    GuiOptions gui;
+};
+
+std::string bundled_sample() { return std::string(CORRTRACK_SOURCE_DIR) + "/assets/sample.mp4"; }
+
+// Boxes as `corrtrack track` takes them: --box, else --box-file, else INPUT's .box neighbour.
+bool collect_boxes(const GuiArgs& a, std::vector<BoxF>* boxes, std::string* error) {
+    for (const std::string& s : a.boxes) {
+        BoxF b;
+        if (!parse_box(s, &b, error)) return false;
+        boxes->push_back(b);
+    }
+    std::string file = a.box_file;
+    if (file.empty() && boxes->empty()) {
+        std::filesystem::path p(a.gui.input);
+        p.replace_extension(".box");
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(p, ec)) file = p.string();
+    }
+    if (file.empty()) return true;
+    std::ifstream in(file);
+    if (!in) {
+        *error = "cannot read box file '" + file + "'";
+        return false;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        BoxF b;
+        if (!parse_box(line, &b, error)) {
+            *error = file + ": " + *error;
+            return false;
+        }
+        boxes->push_back(b);
+    }
+    return true;
+}
+
+int run_gui_command(GuiArgs& a) {
+    GuiOptions& g = a.gui;
+    g.input = a.input.empty() ? bundled_sample() : a.input;
+    std::string error;
+    if (!collect_boxes(a, &g.boxes, &error)) {
+        std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
+        return kExitUsage;
+    }
+    int w = 0, h = 0;
+    char x = 0;
+    if (std::sscanf(a.window.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 320 || h < 240 ||
+        w > 16384 || h > 16384) {
+        std::fprintf(stderr, "corrtrack gui: --window must be WIDTHxHEIGHT, at least 320x240 (got '%s')\n",
+                     a.window.c_str());
+        return kExitUsage;
+    }
+    g.window.width = w;
+    g.window.height = h;
+    g.window.vsync = a.vsync;
+    if (a.heatmap == "overlay") g.heatmap = HeatmapMode::kOverlay;
+    else if (a.heatmap == "pane") g.heatmap = HeatmapMode::kPane;
+    else if (a.heatmap == "off") g.heatmap = HeatmapMode::kOff;
+    else {
+        std::fprintf(stderr, "corrtrack gui: --heatmap must be overlay, pane or off\n");
+        return kExitUsage;
+    }
+    bool known = false;
+    for (Colormap c : kColormaps)
+        if (a.colormap == to_string(c)) {
+            g.colormap = c;
+            known = true;
+        }
+    if (!known) {
+        std::fprintf(stderr, "corrtrack gui: --colormap must be turbo, grey or viridis\n");
+        return kExitUsage;
+    }
+    if (!g.screenshot.empty() && g.frames < 1) {
+        std::fprintf(stderr, "corrtrack gui: --frames must be at least 1\n");
+        return kExitUsage;
+    }
+    if (std::string why; !make_correlator(resolve_kernel_name(g.tracker.kernel), &why)) {
+        std::fprintf(stderr, "corrtrack gui: %s\n", why.c_str());
+        return kExitUsage;
+    }
+    announce_compute_path();
+    return run_gui(g);
+}
+
+}  // namespace
+
+void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
+    auto args = std::make_shared<GuiArgs>();
+    GuiOptions& g = args->gui;
+    CLI::App* cmd = root.add_subcommand("gui", "desktop GUI: live view, boxes, NCC heatmaps, kernels, timings, A/B");
+    cmd->add_option("input", args->input,
+                    "video file, image pattern, OTB folder, /dev/videoN or URL (default: the bundled sample)");
+    cmd->add_option("--box,-b", args->boxes, "target box x,y,w,h on the first frame; repeat for more targets");
+    cmd->add_option("--box-file", args->box_file, "file with one x,y,w,h per line (default: INPUT with .box extension)");
+    cmd->add_option("--window", args->window, "window size WIDTHxHEIGHT")->capture_default_str();
+    cmd->add_flag("--vsync", args->vsync, "wait for the display's refresh on every frame (default off)");
+    cmd->add_option("--heatmap", args->heatmap, "NCC heatmap: overlay (on the search window) | pane | off")
+        ->capture_default_str();
+    cmd->add_option("--colormap", args->colormap, "heatmap colours: turbo | grey | viridis")->capture_default_str();
+    cmd->add_option("--blend", g.blend, "heatmap opacity over the search window, 0..1")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    cmd->add_flag("--pause-at-start", g.pause_at_start, "open paused on the first frame");
+    cmd->add_flag("--max-speed", g.max_speed, "process frames as fast as they decode instead of at their timestamps");
+    cmd->add_option("--screenshot", g.screenshot, "run --frames frames, write the window to this PNG and exit");
+    cmd->add_option("--frames", g.frames, "frames to track before the screenshot (the first frame counts)")
+        ->capture_default_str();
+    cmd->add_flag("--print-box", g.print_box,
+                  "screenshot mode: print the frame, the letterbox (view x0 y0 scale) and each target's box, "
+                  "search window and heatmap rectangle");
+    cmd->add_option("--csv", g.csv, "per-frame rows as they are tracked (the columns of `track --csv`)");
+    cmd->add_option("--log", g.log, "UI events (open, init, kernel, step, frame, layout...) as JSON lines");
+    cmd->add_option("--read-timeout", g.read_timeout_s, "seconds a camera or stream may stall before giving up")
+        ->capture_default_str();
+    add_tracker_options(*cmd, g.tracker);
+    cmd->callback([args, &outcome] { outcome.exit_code = run_gui_command(*args); });
+}
+
+}  // namespace corrtrack

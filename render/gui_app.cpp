@@ -1,0 +1,1068 @@
+// The GUI's state and main loop. One iteration: wait for input or the next frame's due time,
+// run the shortcut keys, track the next frame when it is due, draw (video view, status bar,
+// panels), then carry out what the panels asked for.
+#include "render/gui_app.h"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_common.h"
+#include "app/io/annotate.h"
+#include "app/io/result_writers.h"
+#include "app/io/video_writer.h"
+#include "app/pipeline/frame_ring.h"
+#include "render/ab_compare.h"
+#include "render/heatmap_sink.h"
+#include "render/panels.h"
+#include "render/screenshot.h"
+#include "render/video_view.h"
+#include "render/window.h"
+
+namespace corrtrack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+nlohmann::json box_json(const BoxF& b) {
+    auto r = [](double v) { return std::round(v * 1000) / 1000; };
+    return {r(b.x), r(b.y), r(b.width), r(b.height)};
+}
+
+std::vector<std::string> scan_cameras() {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("video", 0) == 0) found.push_back(e.path().string());
+    }
+    std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;  // video2 before video10
+    });
+    return found;
+}
+
+// "<input minus extension>.box" next to the input, as `corrtrack track` looks for it.
+std::vector<BoxF> default_boxes(const std::string& input) {
+    std::vector<BoxF> boxes;
+    std::filesystem::path p(input);
+    p.replace_extension(".box");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec)) return boxes;
+    std::FILE* f = std::fopen(p.c_str(), "r");
+    if (!f) return boxes;
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+        std::string s(line);
+        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+        BoxF b;
+        if (!s.empty() && s[0] != '#' && parse_box(s, &b, nullptr)) boxes.push_back(b);
+    }
+    std::fclose(f);
+    return boxes;
+}
+
+Rgb to_rgb(ImU32 c) {
+    return {static_cast<std::uint8_t>(c & 0xFF), static_cast<std::uint8_t>((c >> 8) & 0xFF),
+            static_cast<std::uint8_t>((c >> 16) & 0xFF)};
+}
+
+struct Target {
+    int id = 0;
+    std::unique_ptr<Tracker> tracker;
+    TrackResult result;
+    bool updated = false;     // update() ran since init, so last_map() holds a map
+    bool heat_dirty = false;  // the map changed since it was last uploaded
+    std::unique_ptr<HeatmapSink> heat = make_cpu_heatmap_sink();
+};
+
+class GuiApp {
+public:
+    explicit GuiApp(const GuiOptions& o) : opt_(o) {
+        model_.tracker = o.tracker;
+        model_.kernel = resolve_kernel_name(o.tracker.kernel);  // "auto" without a GPU is cpu_fast
+        model_.kernel_running = resolve_kernel_name(o.tracker.kernel);
+        model_.vsync = o.window.vsync;
+        model_.paused = o.pause_at_start;
+        model_.max_speed = o.max_speed;
+        model_.view.heatmap = o.heatmap;
+        model_.view.blend = o.blend;
+        model_.heat.colormap = o.colormap;
+        model_.path_edit = o.input;
+        model_.cameras = scan_cameras();
+        model_.gpu = cuda_available() ? cuda_device_description() : "none, CPU path";
+    }
+    ~GuiApp() {
+        std::string error;
+        if (video_) video_->close(&error);
+        csv_.close(&error);
+        if (log_) std::fclose(log_);
+    }
+
+    int run();
+
+private:
+    // Input and frames
+    std::unique_ptr<FramePipeline> start_pipeline(const std::string& input, std::string* error);
+    bool open_input(const std::string& input, const std::vector<BoxF>& start_boxes, std::string* error);
+    bool read_frame();
+    void track_frame();
+    void step_once();
+    void on_end_of_input();
+    void seek(long index);
+    void reset();
+    void open_from_ui(const std::string& input);
+    // Targets
+    std::unique_ptr<Tracker> make_tracker(const BoxF& box, std::string* error);
+    void add_target(const BoxF& box);
+    void reselect_target(const BoxF& box);
+    void drop_target(int id);
+    Target* selected_target();
+    void set_kernel(const std::string& name);
+    void apply_tracker_options();
+    void reinit_all(const char* why);
+    void run_ab();
+    // Output
+    void record_frame();
+    void write_annotated();
+    void toggle_recording();
+    void save_csv();
+    void save_json();
+    void log_event(nlohmann::json ev);
+    void message(const std::string& text, bool error);
+    // UI
+    void handle_key(int key, int mods);
+    void toggle_pause();
+    void step();
+    void step_back();
+    void change_speed(double factor);
+    void re_anchor();
+    bool frame_due(double now) const;
+    void render(const std::string& capture_png = "", bool* capture_ok = nullptr);
+    void video_area(ImVec2 pos, ImVec2 size);
+    void status_bar(ImVec2 pos, ImVec2 size);
+    void apply(const GuiActions& a);
+    void sync_model();
+    void log_layout();
+    void print_state() const;
+
+    GuiOptions opt_;
+    Window window_;  // first: GL objects below must go before the context does
+    GuiModel model_;
+    FrameTexture texture_;
+
+    std::string input_;
+    std::vector<BoxF> start_boxes_;
+    std::unique_ptr<FramePipeline> pipeline_;
+    Frame current_;
+    bool has_frame_ = false;
+    bool frame_dirty_ = false;
+    long frames_done_ = 0;  // frames tracked since the input was opened (the first included)
+    double fps_ = 25;
+
+    std::vector<Target> targets_;
+    int next_id_ = 0;
+    int selected_ = -1;
+
+    AbCompare ab_;
+    bool ab_ready_ = false, ab_dirty_ = false;
+    std::unique_ptr<HeatmapSink> ab_heat_[2] = {make_cpu_heatmap_sink(), make_cpu_heatmap_sink()};
+
+    std::vector<FrameRecord> history_;
+    CsvWriter csv_;
+    bool csv_open_ = false;  // --csv given
+    std::unique_ptr<VideoWriter> video_;
+    Size video_size_;
+    std::vector<std::uint8_t> annotated_;
+    std::FILE* log_ = nullptr;
+    Clock::time_point t_start_ = Clock::now();
+
+    // Pacing: frame k is due at anchor_wall_ + (pts_k - anchor_pts_) / speed.
+    double anchor_wall_ = 0, anchor_pts_ = 0, next_due_ = 0;
+    std::deque<double> processed_at_;  // glfw times of recent frames, for the fps figure
+
+    // Stage sample of the last tracked frame, completed by the render that shows it.
+    std::array<float, StageHistory::kStages> sample_{};
+    bool sample_pending_ = false;
+    double gl_upload_ms_ = 0;
+
+    std::vector<std::pair<int, int>> keys_;
+    bool quit_ = false;
+    int redraw_ = 2;
+    double last_render_ = -1;
+    Letterbox letterbox_;
+    ImVec2 panel_pos_, panel_size_;
+    bool dragging_ = false, drag_add_ = false;
+    ImVec2 drag_from_;
+    std::string message_;
+    bool message_error_ = false;
+    double message_time_ = -1;
+    nlohmann::json last_layout_;
+};
+
+// ---- input and frames ----
+
+std::unique_ptr<FramePipeline> GuiApp::start_pipeline(const std::string& input, std::string* error) {
+    SourceOptions so;
+    so.input = input;
+    so.want_rgb = true;
+    so.read_timeout_s = opt_.read_timeout_s;
+    auto source = FrameSource::open(so, error);
+    if (!source) return nullptr;
+    // Live sources: three slots keep latency at one frame; files: four ride out decode jitter.
+    const int slots = source->live() ? 3 : 4;
+    auto pipe = std::make_unique<FramePipeline>(std::move(source), slots);
+    const Frame* f = pipe->acquire();
+    if (!f) {
+        *error = pipe->error().empty() ? "'" + input + "' has no frames" : pipe->error();
+        return nullptr;
+    }
+    current_.index = f->index;
+    current_.pts = f->pts;
+    current_.width = f->width;
+    current_.height = f->height;
+    current_.luma = f->luma;
+    current_.rgb = f->rgb;
+    current_.decode_ms = f->decode_ms;
+    pipe->release(f);
+    return pipe;
+}
+
+bool GuiApp::open_input(const std::string& input, const std::vector<BoxF>& start_boxes, std::string* error) {
+    auto pipe = start_pipeline(input, error);
+    if (!pipe) {
+        log_event({{"event", "open"}, {"input", input}, {"ok", false}, {"error", *error}});
+        return false;
+    }
+    if (video_ && current_.size() != video_size_) toggle_recording();  // the encoder is sized for the old input
+    pipeline_ = std::move(pipe);
+    input_ = input;
+    start_boxes_ = start_boxes;
+    has_frame_ = frame_dirty_ = true;
+    frames_done_ = 1;
+    fps_ = pipeline_->fps() > 0 ? pipeline_->fps() : 25.0;
+    model_.input = input;
+    model_.description = pipeline_->description();
+    model_.input_error.clear();
+    model_.live = pipeline_->live();
+    model_.frame_count = pipeline_->frame_count();
+    model_.ended = false;
+    model_.history.clear();
+    processed_at_.clear();
+    history_.clear();
+    targets_.clear();
+    next_id_ = 0;
+    selected_ = -1;
+    sample_pending_ = false;
+    log_event({{"event", "open"}, {"input", input}, {"ok", true}, {"description", model_.description},
+               {"frames", model_.frame_count}});
+    for (const BoxF& b : start_boxes_) add_target(b);
+    // The first frame's rows, as `corrtrack track` writes them: the given boxes, score 1.
+    record_frame();
+    re_anchor();
+    redraw_ = 2;
+    return true;
+}
+
+bool GuiApp::read_frame() {
+    if (!pipeline_) return false;
+    const Frame* f = pipeline_->acquire();
+    if (!f) return false;
+    current_.index = f->index;
+    current_.pts = f->pts;
+    current_.width = f->width;
+    current_.height = f->height;
+    current_.luma = f->luma;
+    current_.rgb = f->rgb;
+    current_.decode_ms = f->decode_ms;
+    pipeline_->release(f);
+    if (current_.rgb.empty()) {  // never expected with want_rgb, but the view needs colour
+        current_.rgb.resize(current_.luma.size() * 3);
+        for (std::size_t i = 0; i < current_.luma.size(); ++i)
+            std::fill_n(&current_.rgb[3 * i], 3, current_.luma[i]);
+    }
+    frame_dirty_ = true;
+    ++frames_done_;
+    return true;
+}
+
+void GuiApp::track_frame() {
+    if (sample_pending_) model_.history.push(sample_);  // not shown (screenshot mode): render 0
+    StageTimes sum;
+    for (Target& t : targets_) {
+        try {
+            t.result = t.tracker->update(current_.luma_view());
+        } catch (const std::exception& e) {
+            // A kernel that refuses a shape throws; stop here so the user can pick another.
+            message("target #" + std::to_string(t.id) + ": " + e.what(), true);
+            model_.paused = true;
+            continue;
+        }
+        t.updated = t.heat_dirty = true;
+        sum.upload_ms += t.result.times.upload_ms;
+        sum.correlate_ms += t.result.times.correlate_ms;
+        sum.peak_ms += t.result.times.peak_ms;
+    }
+    sample_ = {static_cast<float>(current_.decode_ms), static_cast<float>(sum.upload_ms),
+               static_cast<float>(sum.correlate_ms), static_cast<float>(sum.peak_ms), 0.0f};
+    sample_pending_ = true;
+    run_ab();
+    record_frame();
+    const double now = glfwGetTime();
+    processed_at_.push_back(now);
+    while (processed_at_.size() > 2 && now - processed_at_.front() > 1.0) processed_at_.pop_front();
+}
+
+void GuiApp::step_once() {
+    if (!read_frame()) {
+        on_end_of_input();
+        return;
+    }
+    track_frame();
+    if (model_.max_speed || model_.live) return;
+    const double now = glfwGetTime(), interval = 1.0 / fps_ / model_.speed;
+    next_due_ = anchor_wall_ + (current_.pts - anchor_pts_) / model_.speed + interval;
+    if (next_due_ < now - 0.25) re_anchor();  // far behind (slow kernel): stop trying to catch up
+}
+
+void GuiApp::on_end_of_input() {
+    const std::string error = pipeline_ ? pipeline_->error() : "";
+    if (error.empty() && model_.loop && !model_.live) {
+        log_event({{"event", "loop"}});
+        reset();
+        return;
+    }
+    model_.ended = true;
+    model_.paused = true;
+    if (error.empty())
+        message("end of input after frame " + std::to_string(current_.index) + "; Play or R starts again", false);
+    else
+        message(error, true);
+    log_event({{"event", "end"}, {"frame", current_.index}, {"error", error}});
+}
+
+void GuiApp::seek(long index) {
+    if (!pipeline_) return;
+    if (model_.live) {
+        message("seeking needs a file: live sources only go forward", true);
+        return;
+    }
+    index = std::max(0L, index);
+    std::vector<std::pair<int, BoxF>> boxes;
+    for (const Target& t : targets_) boxes.emplace_back(t.id, t.result.box);
+    // FrameSource cannot seek, so a seek re-opens the input and decodes up to the frame
+    // (without tracking): cheap for short clips, linear in the position for long ones.
+    std::string error;
+    auto pipe = start_pipeline(input_, &error);
+    if (!pipe) {
+        message("seek: " + error, true);
+        return;
+    }
+    pipeline_ = std::move(pipe);
+    frames_done_ = 1;
+    while (current_.index < index && read_frame()) {
+    }
+    model_.ended = false;
+    has_frame_ = frame_dirty_ = true;
+    // The targets restart where they were, on the frame sought.
+    std::vector<Target> kept;
+    for (auto& [id, box] : boxes) {
+        Target t;
+        t.id = id;
+        t.tracker = make_tracker(box, &error);
+        if (!t.tracker) {
+            message("target #" + std::to_string(id) + " dropped at the seek: " + error, true);
+            continue;
+        }
+        t.result.box = box;
+        t.result.sub_cx = box.cx();
+        t.result.sub_cy = box.cy();
+        t.result.score = 1.0f;
+        kept.push_back(std::move(t));
+    }
+    targets_ = std::move(kept);
+    log_event({{"event", "seek"}, {"frame", current_.index}});
+    re_anchor();
+}
+
+void GuiApp::reset() {
+    std::string error;
+    if (input_.empty()) return;
+    if (!open_input(input_, start_boxes_, &error)) {
+        message(error, true);
+        return;
+    }
+    log_event({{"event", "reset"}});
+}
+
+void GuiApp::open_from_ui(const std::string& input) {
+    if (input.empty()) {
+        model_.input_error = "type a path, pattern, /dev/videoN or URL first";
+        return;
+    }
+    std::string error;
+    // The command line's boxes belong to the command line's input; others get their .box file.
+    const bool same = input == opt_.input && !opt_.boxes.empty();
+    if (!open_input(input, same ? opt_.boxes : default_boxes(input), &error)) {
+        model_.input_error = error;
+        message(error, true);
+        return;
+    }
+    model_.paused = false;
+    message("opened " + model_.description, false);
+}
+
+// ---- targets ----
+
+std::unique_ptr<Tracker> GuiApp::make_tracker(const BoxF& box, std::string* error) {
+    TrackerOptions o = model_.tracker;
+    o.kernel = model_.kernel;
+    auto t = std::make_unique<Tracker>(o);
+    if (!t->init(current_.luma_view(), box, error)) return nullptr;
+    return t;
+}
+
+void GuiApp::add_target(const BoxF& box) {
+    std::string error;
+    auto tracker = make_tracker(box, &error);
+    log_event({{"event", "init"}, {"mode", "add"}, {"frame", current_.index}, {"box", box_json(box)},
+               {"ok", tracker != nullptr}, {"error", error}, {"target", tracker ? next_id_ : -1}});
+    if (!tracker) {
+        message("cannot track that: " + error, true);
+        return;
+    }
+    Target t;
+    t.id = next_id_++;
+    t.tracker = std::move(tracker);
+    t.result.box = box;
+    t.result.sub_cx = box.cx();
+    t.result.sub_cy = box.cy();
+    t.result.score = 1.0f;
+    selected_ = t.id;
+    targets_.push_back(std::move(t));
+}
+
+void GuiApp::reselect_target(const BoxF& box) {
+    Target* t = selected_target();
+    if (!t) {
+        add_target(box);
+        return;
+    }
+    std::string error;
+    auto tracker = make_tracker(box, &error);
+    log_event({{"event", "init"}, {"mode", "reselect"}, {"frame", current_.index}, {"box", box_json(box)},
+               {"ok", tracker != nullptr}, {"error", error}, {"target", t->id}});
+    if (!tracker) {  // the old target keeps tracking
+        message("cannot track that: " + error, true);
+        return;
+    }
+    t->tracker = std::move(tracker);
+    t->result = {};
+    t->result.box = box;
+    t->result.sub_cx = box.cx();
+    t->result.sub_cy = box.cy();
+    t->result.score = 1.0f;
+    t->updated = false;
+    message("target #" + std::to_string(t->id) + " re-initialised", false);
+}
+
+void GuiApp::drop_target(int id) {
+    targets_.erase(std::remove_if(targets_.begin(), targets_.end(), [id](const Target& t) { return t.id == id; }),
+                   targets_.end());
+    if (selected_ == id) selected_ = targets_.empty() ? -1 : targets_.front().id;
+    log_event({{"event", "drop"}, {"target", id}});
+}
+
+Target* GuiApp::selected_target() {
+    for (Target& t : targets_)
+        if (t.id == selected_) return &t;
+    return targets_.empty() ? nullptr : &targets_.front();
+}
+
+void GuiApp::set_kernel(const std::string& name) {
+    std::string error;
+    if (!make_correlator(resolve_kernel_name(name), &error)) {
+        message("kernel " + name + ": " + error, true);
+        log_event({{"event", "kernel"}, {"name", name}, {"ok", false}, {"error", error}});
+        return;
+    }
+    for (Target& t : targets_)
+        if (!t.tracker->set_kernel(name, &error)) {
+            message("kernel " + name + ": " + error, true);
+            return;
+        }
+    model_.kernel = name;
+    model_.kernel_running = resolve_kernel_name(name);
+    log_event({{"event", "kernel"}, {"name", name}, {"ok", true}, {"frame", current_.index}});
+    message("kernel " + name + " from the next frame", false);
+}
+
+void GuiApp::reinit_all(const char* why) {
+    std::vector<Target> kept;
+    for (Target& t : targets_) {
+        std::string error;
+        auto tracker = make_tracker(t.result.box, &error);
+        if (!tracker) {
+            message("target #" + std::to_string(t.id) + " " + why + ": " + error, true);
+            kept.push_back(std::move(t));  // keeps its old tracker
+            continue;
+        }
+        t.tracker = std::move(tracker);
+        t.updated = false;
+        kept.push_back(std::move(t));
+    }
+    targets_ = std::move(kept);
+}
+
+void GuiApp::apply_tracker_options() {
+    reinit_all("keeps its old settings");
+    log_event({{"event", "apply_tracker"}, {"frame", current_.index}});
+    message("tracker settings applied; targets re-initialised on this frame", false);
+}
+
+void GuiApp::run_ab() {
+    AbModel& ab = model_.ab;
+    if (!ab.enabled) return;
+    Target* t = selected_target();
+    if (!t || !t->updated) {
+        ab.valid = false;
+        ab.error = "needs a tracked target (one frame after selecting it)";
+        return;
+    }
+    if (!ab_ready_) {
+        if (!ab_.set_kernels(ab.a, ab.b, &ab.error)) {
+            ab.valid = false;
+            return;
+        }
+        ab_ready_ = true;
+    }
+    ab.error.clear();
+    ab.valid = ab_.run(current_.luma_view(), t->tracker->last_map_region(), t->result.box, &ab.error);
+    if (!ab.valid) return;
+    const Rect r = ab_.roi();
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "target #%d: search %dx%d at (%d,%d), template %dx%d", t->id, r.width, r.height, r.x,
+                  r.y, ab_.templ_size().width, ab_.templ_size().height);
+    ab.problem = buf;
+    ab.ms_a = ab_.median_ms(0);
+    ab.ms_b = ab_.median_ms(1);
+    ab.ratio = ab_.median_ratio();
+    ab.samples = ab_.samples();
+    ab.max_diff = ab_.max_abs_diff();
+    ab.peaks_agree = ab_.peaks_agree();
+    for (int i = 0; i < 2; ++i) {
+        (i == 0 ? ab.peak_a : ab.peak_b)[0] = ab_.peak(i).x;
+        (i == 0 ? ab.peak_a : ab.peak_b)[1] = ab_.peak(i).y;
+    }
+    ab_dirty_ = true;
+}
+
+// ---- output ----
+
+void GuiApp::record_frame() {
+    nlohmann::json boxes = nlohmann::json::array();
+    for (const Target& t : targets_) {
+        FrameRecord rec{current_.index, current_.pts, t.id, t.result};
+        rec.result.times.decode_ms = current_.decode_ms;
+        history_.push_back(rec);
+        if (csv_open_) csv_.write(rec);
+        boxes.push_back({{"id", t.id}, {"box", box_json(t.result.box)}, {"score", t.result.score}, {"lost", t.result.lost}});
+    }
+    log_event({{"event", "frame"}, {"frame", current_.index}, {"kernel", model_.kernel_running}, {"targets", boxes}});
+    if (video_) write_annotated();
+}
+
+// The same drawing as `corrtrack track --video`, in the GUI's target colours.
+void GuiApp::write_annotated() {
+    annotated_ = current_.rgb;
+    RgbImage img{annotated_.data(), current_.width, current_.height, static_cast<std::size_t>(current_.width) * 3};
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+        const Target& t = targets_[i];
+        if (t.updated) {
+            draw_dashed_box(img, t.tracker->last_map_region(), {255, 255, 255});
+            if (i == 0) draw_heatmap_inset(img, t.tracker->last_map(), 8, 8, std::min(160, current_.width / 4));
+        }
+        draw_box(img, t.result.box, to_rgb(t.result.lost ? kLostColor : target_color(t.id)), 2);
+    }
+    std::string error;
+    if (!video_->write_rgb(annotated_.data(), img.pitch, &error)) {
+        model_.export_message = "recording stopped: " + error;
+        model_.export_error = true;
+        video_.reset();
+        return;
+    }
+    ++model_.recorded_frames;
+}
+
+void GuiApp::toggle_recording() {
+    std::string error;
+    if (video_) {
+        const bool ok = video_->close(&error);
+        video_.reset();
+        model_.export_message = ok ? "wrote " + model_.video_path + " (" + std::to_string(model_.recorded_frames) + " frames)"
+                                   : error;
+        model_.export_error = !ok;
+        return;
+    }
+    if (!has_frame_) return;
+    VideoWriterOptions vo;
+    vo.fps = fps_;
+    video_size_ = current_.size();
+    video_ = VideoWriter::open(model_.video_path, video_size_, vo, &error);
+    model_.recorded_frames = 0;
+    model_.export_message = video_ ? "recording from the next frame" : error;
+    model_.export_error = !video_;
+}
+
+void GuiApp::save_csv() {
+    CsvWriter w;
+    std::string error;
+    bool ok = w.open(model_.csv_path, &error);
+    if (ok) {
+        for (const FrameRecord& r : history_) w.write(r);
+        ok = w.close(&error);
+    }
+    model_.export_message = ok ? "wrote " + model_.csv_path : error;
+    model_.export_error = !ok;
+}
+
+void GuiApp::save_json() {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const FrameRecord& r : history_) rows.push_back(to_json(r));
+    const nlohmann::json doc = {{"input", input_}, {"kernel", model_.kernel_running}, {"results", rows}};
+    std::string error;
+    const bool ok = write_json_file(model_.json_path, doc, &error);
+    model_.export_message = ok ? "wrote " + model_.json_path : error;
+    model_.export_error = !ok;
+}
+
+void GuiApp::log_event(nlohmann::json ev) {
+    if (!log_) return;
+    ev["t"] = std::round(std::chrono::duration<double>(Clock::now() - t_start_).count() * 1000) / 1000;
+    const std::string line = ev.dump() + "\n";
+    std::fputs(line.c_str(), log_);
+    std::fflush(log_);  // readers (tests, scripts) follow the file while the GUI runs
+}
+
+void GuiApp::message(const std::string& text, bool error) {
+    message_ = text;
+    message_error_ = error;
+    message_time_ = glfwGetTime();
+    if (error) std::fprintf(stderr, "corrtrack gui: %s\n", text.c_str());
+}
+
+// ---- UI ----
+
+void GuiApp::handle_key(int key, int) {
+    switch (key) {
+        case GLFW_KEY_SPACE: toggle_pause(); break;
+        case GLFW_KEY_RIGHT: step(); break;
+        case GLFW_KEY_LEFT: step_back(); break;
+        case GLFW_KEY_EQUAL:
+        case GLFW_KEY_KP_ADD: change_speed(2.0); break;
+        case GLFW_KEY_MINUS:
+        case GLFW_KEY_KP_SUBTRACT: change_speed(0.5); break;
+        case GLFW_KEY_R: reset(); break;
+        case GLFW_KEY_Q:
+            quit_ = true;
+            log_event({{"event", "quit"}});
+            break;
+        default: return;
+    }
+    redraw_ = 2;
+}
+
+void GuiApp::toggle_pause() {
+    if (model_.ended) {
+        reset();
+        model_.paused = false;
+    } else {
+        model_.paused = !model_.paused;
+    }
+    re_anchor();
+    log_event({{"event", model_.paused ? "pause" : "play"}, {"frame", current_.index}});
+}
+
+void GuiApp::step() {
+    model_.paused = true;
+    if (!model_.ended) step_once();
+    log_event({{"event", "step"}, {"frame", current_.index}});
+}
+
+void GuiApp::step_back() {
+    model_.paused = true;
+    if (current_.index > 0) seek(current_.index - 1);
+}
+
+void GuiApp::change_speed(double factor) {
+    model_.speed = std::clamp(model_.speed * factor, 1.0 / 16, 16.0);
+    re_anchor();
+}
+
+void GuiApp::re_anchor() {
+    anchor_wall_ = glfwGetTime();
+    anchor_pts_ = current_.pts;
+    next_due_ = anchor_wall_ + 1.0 / fps_ / model_.speed;
+}
+
+bool GuiApp::frame_due(double now) const {
+    if (!pipeline_ || model_.paused || model_.ended) return false;
+    return model_.max_speed || model_.live || now >= next_due_;
+}
+
+void GuiApp::sync_model() {
+    model_.has_frame = has_frame_;
+    model_.frame_index = current_.index;
+    model_.pts = current_.pts;
+    model_.targets = static_cast<int>(targets_.size());
+    model_.dropped = pipeline_ ? pipeline_->dropped() : 0;
+    model_.recording = video_ != nullptr;
+    model_.history_rows = static_cast<long>(history_.size());
+    model_.process_fps = processed_at_.size() >= 2 && !model_.paused
+                             ? (processed_at_.size() - 1) / std::max(1e-6, processed_at_.back() - processed_at_.front())
+                             : 0.0;
+    model_.ab.heat_a = ab_heat_[0].get();
+    model_.ab.heat_b = ab_heat_[1].get();
+}
+
+void GuiApp::video_area(ImVec2 pos, ImVec2 size) {
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(size);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {0, 0});
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(0, 0, 0, 255));
+    ImGui::Begin("##video", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse);
+    ImGui::PopStyleColor();
+    ImGui::PopStyleVar();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    letterbox_ = Letterbox::fit(current_.size(), pos, size);
+    ImGui::InvisibleButton("##canvas", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+    const ImGuiIO& io = ImGui::GetIO();
+
+    if (!has_frame_) {
+        const char* text = "Open a video, image sequence or camera in the panel on the right.";
+        const ImVec2 ts = ImGui::CalcTextSize(text);
+        dl->AddText({pos.x + (size.x - ts.x) / 2, pos.y + (size.y - ts.y) / 2}, IM_COL32(200, 200, 200, 255), text);
+        ImGui::End();
+        return;
+    }
+
+    // Targets under a point, smallest first (a small box inside a big one stays reachable).
+    auto hit = [&](ImVec2 p) -> Target* {
+        double fx, fy;
+        letterbox_.to_frame(p, &fx, &fy);
+        Target* best = nullptr;
+        for (Target& t : targets_) {
+            const BoxF& b = t.result.box;
+            if (fx >= b.x && fy >= b.y && fx <= b.x + b.width && fy <= b.y + b.height &&
+                (!best || b.width * b.height < best->result.box.width * best->result.box.height))
+                best = &t;
+        }
+        return best;
+    };
+    if (ImGui::IsItemActivated() && io.MouseDown[0]) {
+        dragging_ = true;
+        drag_from_ = io.MousePos;
+    }
+    if (dragging_) drag_add_ = drag_add_ || io.KeyShift;
+    if (dragging_ && !io.MouseDown[0]) {
+        dragging_ = false;
+        const ImVec2 to = io.MousePos;
+        if (std::fabs(to.x - drag_from_.x) < 4 && std::fabs(to.y - drag_from_.y) < 4) {
+            if (Target* t = hit(to)) selected_ = t->id;  // a click selects
+        } else {
+            double x0, y0, x1, y1;
+            letterbox_.to_frame(drag_from_, &x0, &y0);
+            letterbox_.to_frame(to, &x1, &y1);
+            const BoxF box{std::min(x0, x1), std::min(y0, y1), std::fabs(x1 - x0), std::fabs(y1 - y0)};
+            if (drag_add_ || targets_.empty()) add_target(box);
+            else reselect_target(box);
+        }
+        drag_add_ = false;
+    }
+    if (ImGui::IsItemHovered() && io.MouseClicked[1]) {
+        if (Target* t = hit(io.MousePos)) {
+            message("target #" + std::to_string(t->id) + " dropped", false);
+            drop_target(t->id);
+        }
+    }
+
+    std::vector<TargetOverlay> overlays;
+    for (const Target& t : targets_) {
+        TargetOverlay o;
+        o.id = t.id;
+        o.box = t.result.box;
+        o.lost = t.result.lost;
+        o.selected = t.id == selected_ && targets_.size() > 1;
+        o.score = t.result.score;
+        if (t.updated) {
+            o.search = t.tracker->last_map_region();
+            o.heat = t.heat.get();
+        }
+        overlays.push_back(o);
+    }
+    draw_video(dl, letterbox_, texture_, overlays, model_.view);
+    if (dragging_) draw_selection(dl, drag_from_, io.MousePos, drag_add_ || io.KeyShift || targets_.empty());
+    if (targets_.empty() && !dragging_) {
+        const char* text = "Drag a box around the target to track it";
+        const ImVec2 ts = ImGui::CalcTextSize(text);
+        const ImVec2 at{pos.x + (size.x - ts.x) / 2, letterbox_.y0 + 16};
+        dl->AddRectFilled({at.x - 10, at.y - 6}, {at.x + ts.x + 10, at.y + ts.y + 6}, IM_COL32(0, 0, 0, 170), 4);
+        dl->AddText(at, IM_COL32(255, 220, 0, 255), text);
+    }
+    ImGui::End();
+}
+
+void GuiApp::status_bar(ImVec2 pos, ImVec2 size) {
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(size);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {10, 4});
+    ImGui::Begin("##status", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus);
+    ImGui::PopStyleVar();
+    ImGui::AlignTextToFramePadding();
+    // "frame 19/120   playing 1x, 9.9 fps   cpu_fast   1 target"
+    char frame[48], state[64], left[192];
+    if (model_.frame_count > 0) std::snprintf(frame, sizeof frame, "frame %ld/%ld", current_.index, model_.frame_count);
+    else std::snprintf(frame, sizeof frame, "frame %ld", current_.index);
+    if (model_.ended || model_.paused) std::snprintf(state, sizeof state, "%s", model_.ended ? "ended" : "paused");
+    else if (model_.live) std::snprintf(state, sizeof state, "live, %.1f fps", model_.process_fps);
+    else if (model_.max_speed) std::snprintf(state, sizeof state, "max speed, %.1f fps", model_.process_fps);
+    else std::snprintf(state, sizeof state, "playing %.3gx, %.1f fps", model_.speed, model_.process_fps);
+    std::snprintf(left, sizeof left, "%s   %s   %s   %d target%s", frame, state, model_.kernel_running.c_str(),
+                  model_.targets, model_.targets == 1 ? "" : "s");
+    ImGui::TextUnformatted(has_frame_ ? left : "no input");
+    const float used = ImGui::GetItemRectMax().x - pos.x;
+    const double age = glfwGetTime() - message_time_;
+    if (!message_.empty() && (message_error_ ? age < 20 : age < 6)) {
+        ImGui::SameLine(0, 24);
+        ImGui::TextColored(message_error_ ? ImVec4(1.0f, 0.42f, 0.42f, 1) : ImVec4(1.0f, 0.86f, 0.3f, 1), "%s",
+                           message_.c_str());
+    } else if (has_frame_) {
+        const char* help = "drag: target   shift-drag: add   right-click: drop";
+        const float w = ImGui::CalcTextSize(help).x;
+        if (used + w + 40 < size.x) {
+            ImGui::SameLine(size.x - w - 10);
+            ImGui::TextDisabled("%s", help);
+        }
+    }
+    ImGui::End();
+}
+
+void GuiApp::render(const std::string& capture_png, bool* capture_ok) {
+    const auto t_upload = Clock::now();
+    if (frame_dirty_) {
+        texture_.upload_rgb(current_.rgb.data(), current_.size());
+        frame_dirty_ = false;
+    }
+    for (Target& t : targets_)
+        if (t.updated && t.heat_dirty) {
+            t.heat->upload(t.tracker->last_map(), model_.heat, nullptr);
+            t.heat_dirty = false;
+        }
+    if (ab_dirty_) {
+        for (int i = 0; i < 2; ++i) ab_heat_[i]->upload(ab_.map(i), model_.heat, nullptr);
+        ab_dirty_ = false;
+    }
+    gl_upload_ms_ = ms_since(t_upload);
+
+    const auto t_render = Clock::now();
+    sync_model();
+    window_.begin_frame();
+    const ImVec2 ds = ImGui::GetIO().DisplaySize;
+    const float panel_w = std::round(std::clamp(ds.x * 0.31f, 330.0f, 430.0f));
+    const float status_h = std::round(ImGui::GetFrameHeight() + 8);
+    panel_pos_ = {ds.x - panel_w, 0};
+    panel_size_ = {panel_w, ds.y};
+    video_area({0, 0}, {ds.x - panel_w, ds.y - status_h});
+    status_bar({0, ds.y - status_h}, {ds.x - panel_w, status_h});
+    GuiActions actions;
+    draw_panels(model_, actions, panel_pos_, panel_size_);
+    window_.render();
+    const double render_ms = ms_since(t_render);
+    if (!capture_png.empty()) {
+        std::string error;
+        const bool ok = save_back_buffer_png(capture_png, window_.framebuffer_size(), &error);
+        if (capture_ok) *capture_ok = ok;
+        if (!ok) std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
+    }
+    window_.swap();
+    last_render_ = glfwGetTime();
+    if (sample_pending_) {
+        sample_[StageHistory::kUpload] += static_cast<float>(gl_upload_ms_);
+        sample_[StageHistory::kRender] = static_cast<float>(render_ms);
+        model_.history.push(sample_);
+        sample_pending_ = false;
+    }
+    log_layout();
+    apply(actions);
+}
+
+void GuiApp::apply(const GuiActions& a) {
+    if (a.open_path) open_from_ui(model_.path_edit);
+    if (a.open_camera && !model_.cameras.empty()) open_from_ui(model_.cameras[model_.camera_choice]);
+    if (a.rescan_cameras) model_.cameras = scan_cameras();
+    if (a.toggle_pause) toggle_pause();
+    if (a.step) step();
+    if (a.step_back) step_back();
+    if (a.reset) reset();
+    if (a.seek >= 0) seek(a.seek);
+    if (a.speed_factor != 1.0) change_speed(a.speed_factor);
+    if (a.pacing_changed) re_anchor();
+    if (!a.kernel.empty() && a.kernel != model_.kernel) set_kernel(a.kernel);
+    if (a.apply_tracker) apply_tracker_options();
+    if (a.heat_style_changed) {
+        for (Target& t : targets_) t.heat_dirty = t.updated;
+        ab_dirty_ = model_.ab.valid;
+    }
+    if (a.vsync_changed) window_.set_vsync(model_.vsync);
+    if (a.ab_changed) {
+        ab_ready_ = false;
+        model_.ab.valid = false;
+        if (model_.ab.enabled && has_frame_) run_ab();  // show a result without waiting for a frame
+    }
+    if (a.save_csv) save_csv();
+    if (a.save_json) save_json();
+    if (a.toggle_recording) toggle_recording();
+    if (a.save_png) {
+        bool ok = false;
+        const std::string path = model_.png_path;
+        render(path, &ok);
+        model_.export_message = ok ? "wrote " + path : "cannot write " + path;
+        model_.export_error = !ok;
+    }
+    const bool any = a.open_path || a.open_camera || a.rescan_cameras || a.toggle_pause || a.step || a.step_back ||
+                     a.reset || a.seek >= 0 || a.speed_factor != 1.0 || !a.kernel.empty() || a.apply_tracker ||
+                     a.heat_style_changed || a.ab_changed || a.save_csv || a.save_json || a.toggle_recording;
+    if (any) redraw_ = std::max(redraw_, 2);
+}
+
+// Where things are on screen, logged whenever it changes, so scripts driving the GUI (and
+// the tests) can aim the mouse without guessing the layout.
+void GuiApp::log_layout() {
+    if (!log_) return;
+    nlohmann::json kernels = nlohmann::json::object();
+    for (const auto& [name, r] : model_.kernel_buttons) kernels[name] = {r[0], r[1], r[2], r[3]};
+    nlohmann::json layout = {{"view", {letterbox_.x0, letterbox_.y0, letterbox_.scale}},
+                             {"frame_size", {current_.width, current_.height}},
+                             {"panel", {panel_pos_.x, panel_pos_.y, panel_size_.x, panel_size_.y}},
+                             {"kernels", kernels}};
+    if (layout == last_layout_) return;
+    last_layout_ = layout;
+    layout["event"] = "layout";
+    log_event(layout);
+}
+
+void GuiApp::print_state() const {
+    const Size fb = window_.framebuffer_size();
+    std::printf("frame %ld\n", current_.index);
+    std::printf("window %d %d\n", fb.width, fb.height);
+    std::printf("view %.3f %.3f %.6f\n", letterbox_.x0, letterbox_.y0, letterbox_.scale);
+    std::printf("panel %.0f %.0f %.0f %.0f\n", panel_pos_.x, panel_pos_.y, panel_size_.x, panel_size_.y);
+    for (const Target& t : targets_) {
+        const BoxF& b = t.result.box;
+        std::printf("target %d box %.3f %.3f %.3f %.3f score %.4f lost %d\n", t.id, b.x, b.y, b.width, b.height,
+                    t.result.score, t.result.lost ? 1 : 0);
+        if (!t.updated) continue;
+        const BoxF s = t.tracker->last_map_region();
+        const BoxF h = heatmap_rect(s, b, t.heat->size());
+        std::printf("search %d %.3f %.3f %.3f %.3f\n", t.id, s.x, s.y, s.width, s.height);
+        std::printf("heatmap %d %.3f %.3f %.3f %.3f\n", t.id, h.x, h.y, h.width, h.height);
+    }
+    std::fflush(stdout);
+}
+
+int GuiApp::run() {
+    std::string error;
+    if (!opt_.log.empty() && !(log_ = std::fopen(opt_.log.c_str(), "w"))) {
+        std::fprintf(stderr, "corrtrack gui: cannot write the log '%s'\n", opt_.log.c_str());
+        return kExitInput;
+    }
+    if (!opt_.csv.empty() && !(csv_open_ = csv_.open(opt_.csv, &error))) {
+        std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
+        return kExitInput;
+    }
+    if (!window_.open(opt_.window, &error)) {
+        std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
+        return kExitInput;
+    }
+    window_.set_key_handler([this](int key, int mods) { keys_.emplace_back(key, mods); });
+    model_.gl_renderer = window_.gl_renderer();
+    const bool screenshot_mode = !opt_.screenshot.empty();
+
+    if (!open_input(opt_.input, opt_.boxes, &error)) {
+        if (screenshot_mode) {
+            std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
+            return kExitInput;
+        }
+        model_.input_error = error;
+        message(error, true);
+    }
+
+    if (screenshot_mode) {
+        while (frames_done_ < opt_.frames && read_frame()) {
+            track_frame();
+            window_.poll_events();  // keeps the window responsive to the X server
+        }
+        if (pipeline_ && frames_done_ < opt_.frames && !pipeline_->error().empty()) {
+            std::fprintf(stderr, "corrtrack gui: %s\n", pipeline_->error().c_str());
+            return kExitInput;
+        }
+        // ImGui settles its layout (item sizes, scroll extents) on the first frame it draws.
+        render();
+        bool ok = false;
+        render(opt_.screenshot, &ok);
+        if (opt_.print_box) print_state();
+        return ok ? 0 : kExitInput;
+    }
+
+    while (!quit_ && !window_.should_close()) {
+        const double now = glfwGetTime();
+        if (frame_due(now) || redraw_ > 0) {
+            window_.poll_events();
+        } else {
+            const bool playing = pipeline_ && !model_.paused && !model_.ended;
+            window_.wait_events(playing ? std::max(1e-3, next_due_ - now) : 1.0);
+        }
+        if (window_.take_input_seen()) redraw_ = std::max(redraw_, 3);  // ImGui needs a few frames to settle
+        const bool typing = ImGui::GetIO().WantTextInput;
+        for (const auto& [key, mods] : keys_)
+            if (!typing) handle_key(key, mods);
+        keys_.clear();
+        if (quit_) break;
+        bool tracked = false;
+        if (frame_due(glfwGetTime())) {
+            step_once();
+            tracked = true;
+        }
+        if (tracked || redraw_ > 0 || glfwGetTime() - last_render_ > 0.9) {
+            render();
+            if (!tracked && redraw_ > 0) --redraw_;
+        }
+    }
+    if (window_.should_close()) log_event({{"event", "quit"}});
+    return 0;
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& options) {
+    GuiApp app(options);
+    return app.run();
+}
+
+}  // namespace corrtrack

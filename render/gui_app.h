@@ -1,0 +1,42 @@
+// The desktop GUI: opens an input, tracks one or more targets frame by frame and shows them
+// with their NCC heatmaps, panels for kernels, tracker settings, timings, A/B and export; a
+// screenshot mode renders N frames into a PNG and exits.
+// Thread rules: run_gui() runs on the main thread (GLFW, GL, ImGui, trackers); the frame
+// pipeline's decode thread is the only other thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/track/tracker.h"
+#include "render/colormap.h"
+#include "render/video_view.h"
+#include "render/window.h"
+
+namespace corrtrack {
+
+struct GuiOptions {
+    std::string input;                 // file, pattern, folder, /dev/videoN or URL
+    std::vector<BoxF> boxes;           // targets on the first frame (may be empty: drag one)
+    TrackerOptions tracker;
+    WindowOptions window;
+    double read_timeout_s = 5.0;
+    // Screenshot mode: process `frames` frames at full speed, draw the UI once and write the
+    // window to `screenshot` (PNG), then exit.
+    std::string screenshot;
+    long frames = 1;
+    bool print_box = false;            // stdout: frame, letterbox, boxes, search windows
+    std::string csv;                   // per-frame rows as they are tracked (track's columns)
+    std::string log;                   // UI events, one JSON object per line
+    bool pause_at_start = false;
+    bool max_speed = false;
+    HeatmapMode heatmap = HeatmapMode::kOverlay;
+    float blend = 0.45f;
+    Colormap colormap = Colormap::kTurbo;
+};
+
+// Returns the process exit code: 0, or kExitInput when the window cannot open or, in
+// screenshot mode, the input cannot be read or the PNG written.
+int run_gui(const GuiOptions& options);
+
+}  // namespace corrtrack

@@ -1,0 +1,114 @@
+// The ImGui side column: Input, Playback, Kernels, Tracker, View, Timings, A/B and Export
+// panels. They draw from a GuiModel, edit its settings in place and ask for everything else
+// (opening inputs, seeking, switching kernels, saving files) through GuiActions, which the app
+// carries out after the frame is drawn.
+// Thread rules: main (GL/ImGui) thread only.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/track/tracker.h"
+#include "imgui.h"
+#include "render/heatmap_sink.h"
+#include "render/video_view.h"
+
+namespace corrtrack {
+
+// Per-stage milliseconds of the last kCapacity processed frames, for the live plots.
+class StageHistory {
+public:
+    static constexpr int kCapacity = 240;
+    enum Stage { kDecode, kUpload, kCorrelate, kPeak, kRender, kStages };
+    static const char* name(int stage);
+
+    void push(const std::array<float, kStages>& sample);
+    void clear() { count_ = next_ = 0; }
+    int count() const { return count_; }
+    float latest(int stage) const;
+    float median(int stage) const;
+    // Oldest first when read from offset() (ImGui::PlotLines' values_offset).
+    const float* values(int stage) const { return values_[stage].data(); }
+    int offset() const { return count_ < kCapacity ? 0 : next_; }
+
+private:
+    std::array<std::array<float, kCapacity>, kStages> values_{};
+    int count_ = 0, next_ = 0;
+};
+
+struct AbModel {
+    bool enabled = false;                 // runs both kernels on every processed frame
+    std::string a = "cpu_ref", b = "cpu_fast";
+    // Results of the last comparison (read by the panel only).
+    bool valid = false;
+    std::string error;                    // why nothing was compared
+    std::string problem;                  // "search 128x166 at (580,190), template 44x80"
+    double ms_a = 0, ms_b = 0;            // median host time around each run
+    double ratio = 0;                     // median of per-frame A/B time ratios
+    float max_diff = 0;                   // max |A - B| over the maps
+    bool peaks_agree = false;
+    int peak_a[2] = {0, 0}, peak_b[2] = {0, 0};
+    int samples = 0;
+    const HeatmapSink* heat_a = nullptr;
+    const HeatmapSink* heat_b = nullptr;
+};
+
+struct GuiModel {
+    // Input
+    std::string path_edit;                // the path box
+    std::vector<std::string> cameras;     // /dev/video* found at the last scan
+    int camera_choice = 0;
+    std::string input, description, input_error;
+    // Playback
+    bool paused = false, loop = false, max_speed = false, vsync = false;
+    double speed = 1.0;
+    long frame_index = -1, frame_count = -1;
+    long seek_edit = -1;                  // the seek slider's value while it is held
+    double pts = 0;
+    bool live = false, ended = false, has_frame = false;
+    // Kernels: the option value ("auto" or a name) and what it runs as here
+    std::string kernel, kernel_running;
+    // Tracker settings for new and reset targets (and for Apply)
+    TrackerOptions tracker;
+    int targets = 0;
+    // View
+    ViewStyle view;
+    HeatmapStyle heat;
+    // Timings
+    StageHistory history;
+    double process_fps = 0;
+    std::string gpu, gl_renderer;
+    long dropped = 0;
+    // A/B
+    AbModel ab;
+    // Export
+    std::string csv_path = "corrtrack_boxes.csv", json_path = "corrtrack_boxes.json";
+    std::string video_path = "corrtrack_annotated.mp4", png_path = "corrtrack_screenshot.png";
+    bool recording = false;
+    long recorded_frames = 0;
+    long history_rows = 0;
+    std::string export_message;
+    bool export_error = false;
+    // Screen rectangles of the kernel radio buttons (x, y, w, h), for the UI event log.
+    std::map<std::string, std::array<float, 4>> kernel_buttons;
+};
+
+struct GuiActions {
+    bool open_path = false, open_camera = false, rescan_cameras = false;
+    bool toggle_pause = false, step = false, step_back = false, reset = false;
+    long seek = -1;
+    double speed_factor = 1.0;            // multiply the playback speed by this
+    bool pacing_changed = false;          // real time / maximum speed toggled
+    std::string kernel;                   // switch every target to this kernel
+    bool apply_tracker = false;
+    bool heat_style_changed = false, vsync_changed = false;
+    bool ab_changed = false;
+    bool save_csv = false, save_json = false, toggle_recording = false, save_png = false;
+};
+
+// The column at `pos` with `size` (screen pixels).
+void draw_panels(GuiModel& m, GuiActions& a, ImVec2 pos, ImVec2 size);
+
+}  // namespace corrtrack
