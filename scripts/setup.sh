@@ -14,7 +14,7 @@ packages=(
   libopencv-imgproc-dev libopencv-core-dev
   libglfw3-dev libglew-dev libimgui-dev
   libfftw3-dev
-  gnuplot-nox
+  gnuplot-nox fonts-dejavu-core
   xvfb xdotool xauth
 )
 

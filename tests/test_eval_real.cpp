@@ -25,8 +25,10 @@ TEST(EvalReal, OtbMetricsOnSharedSequences) {
     std::printf("%s", r.out.c_str());
     const auto doc = nlohmann::json::parse(test::read_text(dir.file("eval.json")));
     const double auc = doc["mean"]["auc"], prec = doc["mean"]["prec20"];
-    EXPECT_GE(auc, 0.0) << "mean AUC regressed";
-    EXPECT_GE(prec, 0.0) << "mean P@20 regressed";
+    // Measured on the CPU path (cpu_fast, default options): mean AUC 0.724, P@20 0.925. The
+    // tracker is deterministic (exact integer sums), so the margin only absorbs platform noise.
+    EXPECT_GE(auc, 0.70) << "mean AUC regressed";
+    EXPECT_GE(prec, 0.90) << "mean P@20 regressed";
     for (const auto& [name, seq] : doc["sequences"].items()) {
         EXPECT_GT(seq["frames"].get<long>(), 0) << name;
         EXPECT_GT(seq["fps"].get<double>(), 0) << name;

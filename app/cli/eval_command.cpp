@@ -34,13 +34,16 @@ plot::Figure make_figure(const std::vector<std::string>& names, const std::vecto
     success.key = "bottom left";
     precision.key = "bottom right";
     auto add = [&](const std::string& name, const SequenceMetrics& m) {
-        plot::Series s{name + " [" + std::to_string(m.auc).substr(0, 5) + "]", {}, {}};
+        char label[160];
+        std::snprintf(label, sizeof label, "%s [%.3f]", name.c_str(), m.auc);
+        plot::Series s{label, {}, {}};
         for (int t = 0; t < kSuccessThresholds; ++t) {
             s.x.push_back(t / 20.0);
             s.y.push_back(m.success[t]);
         }
         success.series.push_back(s);
-        plot::Series p{name + " [" + std::to_string(m.prec20).substr(0, 5) + "]", {}, {}};
+        std::snprintf(label, sizeof label, "%s [%.3f]", name.c_str(), m.prec20);
+        plot::Series p{label, {}, {}};
         for (int t = 0; t < kPrecisionThresholds; ++t) {
             p.x.push_back(t);
             p.y.push_back(m.precision[t]);
@@ -59,6 +62,11 @@ plot::Figure make_figure(const std::vector<std::string>& names, const std::vecto
 
 int run_eval(const EvalArgs& a) {
     std::string error;
+    const std::string kernel = resolve_kernel_name(a.tracker.kernel);
+    if (std::string why; !make_correlator(kernel, &why)) {
+        std::fprintf(stderr, "corrtrack eval: %s\n", why.c_str());
+        return kExitUsage;
+    }
     std::vector<SequenceInfo> sequences;
     if (!find_sequences(a.dataset, &sequences, &error)) {
         std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
@@ -73,11 +81,6 @@ int run_eval(const EvalArgs& a) {
             return kExitUsage;
         }
         sequences = kept;
-    }
-    const std::string kernel = resolve_kernel_name(a.tracker.kernel);
-    if (std::string why; !make_correlator(kernel, &why)) {
-        std::fprintf(stderr, "corrtrack eval: %s\n", why.c_str());
-        return kExitUsage;
     }
     announce_compute_path();
     if (!a.results.empty()) std::filesystem::create_directories(a.results);

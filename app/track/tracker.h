@@ -30,7 +30,7 @@ struct TrackerOptions {
     UpdatePolicy update = UpdatePolicy::kBlend;
     double blend_rate = 0.08;       // weight of the new appearance in a blend update
     int keyframe_interval = 25;     // frames between keyframe updates
-    double update_min_score = 0.65; // update the template only when this sure
+    double update_min_score = 0.8;  // update the template only when this sure
     double lost_score = 0.3;        // below this the target counts as lost
     double recover_score = 0.5;     // a re-detection must reach this to resume tracking
     int scales = 3;                 // scales searched per frame (1 = none)
