@@ -1,90 +1,171 @@
 #!/usr/bin/env bash
-# GPU check: the one script to run on the GPU host (e.g. an H200 with Ubuntu 24.04 and CUDA 13,
-# which has no FFmpeg). It uses binaries built elsewhere and, each step with its own log and time
-# limit, continuing past failures, runs:
-#   1. nvidia-smi (summary + full -q report)
-#   2. a check that every shared library the binaries need resolves
-#   3. every test binary of the build (gtest XML per binary), test_kernel_sweep first
-#   4. compute-sanitizer memcheck and racecheck on test_kernel_sweep (a short gtest filter)
-#   5. corrtrack bench, the full default sweep: bench.csv, bench.png, bench.json, bench.txt
-# then prints a pass/fail table (also in summary.txt). Worst case about 7.5 minutes.
+# GPU check: the one script to run on the GPU host (an H200 with Ubuntu 24.04 and CUDA 13, which
+# has no FFmpeg, FFTW or OpenCV and no network). It uses binaries built on Debian 12 and the
+# bundle of scripts/gpu_bundle.sh, and, each step with its own log and time limit, continuing
+# past failures, runs:
+#   ffmpeg     scripts/gpu_ffmpeg_build.sh: a minimal FFmpeg 5.1 with Debian's sonames in
+#              $FFMPEG_PREFIX (/tmp/ffmpeg), about a minute on 16 cores; skipped when that
+#              prefix already holds the same build. Run whenever a later step needs FFmpeg.
+#   smi        nvidia-smi (summary + full -q report)
+#   libs       every shared library the binaries need resolves, and every symbol (ldd -r)
+#   tests      every test binary of the build (gtest XML per binary), test_kernel_sweep first
+#   sanitizer  compute-sanitizer memcheck and racecheck on test_kernel_sweep (a short gtest
+#              filter); "memcheck" or "racecheck" alone select one of them
+#   bench      corrtrack bench, the full default sweep: bench.csv, bench.png, bench.json, bench.txt
+#   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264): NVDEC
+#              (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
+# then prints a pass/fail table (also in summary.txt). The whole run keeps to T_TOTAL (450 s):
+# each step's limit is cut to what is left of it.
 #
 # Usage:
 #   scripts/gpu_check.sh [BUILD_DIR [LIB_DIR]]
 #       BUILD_DIR  the build folder carried from the build machine (default: $CORRTRACK_BUILD_DIR,
-#                  else build)
-#       LIB_DIR    shared libraries carried with it (default: $CORRTRACK_GPU_LIBS, else .gpu/lib),
-#                  prepended to LD_LIBRARY_PATH for the binaries only. The binaries are built on
-#                  Debian 12 against its FFmpeg, FFTW, OpenCV and their dependencies; the GPU host
-#                  has none of them.
-#   scripts/gpu_check.sh --bundle BUILD_DIR LIB_DIR
-#       Run on the build machine: copies into LIB_DIR every library the corrtrack and test
-#       binaries load, except the C/C++ runtime (libc, libm, libstdc++, libgcc_s, ld-linux, libz)
-#       and the NVIDIA driver/CUDA libraries (the GPU host has its own; cuFFT comes from its
-#       CUDA 13). Prints the total size: the device carry limit is 64 MiB.
+#                  else build). It needs app/corrtrack, tests/test_* and CMakeCache.txt only.
+#       LIB_DIR    the carried non-FFmpeg libraries (default: $CORRTRACK_GPU_LIBS, else .gpu/lib;
+#                  unpacked from .gpu/carry/deps.tar.xz by the ffmpeg step when absent).
+#   scripts/gpu_check.sh --bundle [BUILD_DIR]
+#       Run on the build machine: the same as scripts/gpu_bundle.sh [BUILD_DIR].
 #
 # Environment:
-#   OUT                     where everything goes (default: out/gpu_check under the repository)
+#   STEPS                   the steps to run, in any order (default: all of them:
+#                           "ffmpeg smi libs tests sanitizer bench nvdec"), e.g.
+#                           STEPS="tests sanitizer bench"; ffmpeg runs anyway when a chosen step
+#                           needs it (libs, tests, bench, nvdec)
+#   OUT                     where the results go. When set (the device tool's $OUT, which returns
+#                           at most 8 files), it gets summary.txt, gpu_check.tar.gz (every log,
+#                           gtest XML and result; refreshed after each step, so a killed run
+#                           still returns what it did), bench.csv, bench.json, bench.png,
+#                           bench.txt and nvdec.txt; the steps write in $GPU_CHECK_WORK
+#                           (default /tmp/gpu_check). When unset, everything is written in
+#                           out/gpu_check under the repository.
+#   FFMPEG_PREFIX           the minimal FFmpeg's prefix (default /tmp/ffmpeg)
 #   SANITIZER_GTEST_FILTER  gtest filter for the sanitizer runs (default: *KernelSweep*cuda_*;
 #                           narrow it, e.g. *KernelSweep*cuda_shared, if the runs time out)
 #   BENCH_ARGS              extra arguments for corrtrack bench (e.g. "--runs 50")
 #   LINK_SOURCE_DIR=0       do not symlink the build's absolute source path (from its
 #                           CMakeCache.txt) to this copy of the repository; by default the link is
 #                           made when that path does not exist here, so that tests which read
-#                           assets through the baked-in CORRTRACK_SOURCE_DIR find them
-#   T_SMI T_TESTS T_TEST_MAX T_MEMCHECK T_RACECHECK T_BENCH
-#                           time limits in seconds (defaults 20 130 90 60 60 170); T_TESTS is
-#                           shared by all test binaries, T_TEST_MAX caps any one of them
+#                           assets or run the CLI through the baked-in CORRTRACK_SOURCE_DIR and
+#                           CORRTRACK_BINARY find them
+#   T_TOTAL T_FFMPEG T_SMI T_TESTS T_TEST_MAX T_MEMCHECK T_RACECHECK T_BENCH T_NVDEC
+#                           time limits in seconds (defaults 450 240 20 130 90 60 60 170 60);
+#                           T_TESTS is shared by all test binaries, T_TEST_MAX caps any one of
+#                           them, T_TOTAL caps the whole run
 set -uo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # ------------------------------------------------------------------------------ bundle mode
 if [ "${1:-}" = "--bundle" ]; then
-  build="${2:?usage: gpu_check.sh --bundle BUILD_DIR LIB_DIR}"
-  libdir="${3:?usage: gpu_check.sh --bundle BUILD_DIR LIB_DIR}"
-  mkdir -p "$libdir"
-  skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec|libdl\.so|libpthread|librt\.so|libresolv|libutil\.so|libstdc\+\+|libgcc_s|libz\.so|libcuda|libnvidia|libcudart|libcufft|libcublas|libcurand|libcusparse|libcusolver|libnpp|libnvjpeg|libnvrtc)'
-  bins=("$build/app/corrtrack")
-  while IFS= read -r b; do bins+=("$b"); done < <(find "$build/tests" -maxdepth 1 -type f -name 'test_*' -perm -u+x 2>/dev/null | sort)
-  for b in "${bins[@]}"; do
-    [ -x "$b" ] || { echo "bundle: missing $b" >&2; continue; }
-    ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
-  done | sort -u | while read -r name path; do
-    [[ "$name" =~ $skip ]] && continue
-    cp -L "$path" "$libdir/$name"
-  done
-  echo "bundle: $(find "$libdir" -maxdepth 1 -type f | wc -l) libraries, $(du -sh "$libdir" | cut -f1) in $libdir"
-  if [ "$(du -sm "$libdir" | cut -f1)" -gt 60 ]; then
-    echo "bundle: warning: over the 64 MiB carry limit once the build folder is added" >&2
-  fi
-  exit 0
+  shift
+  exec bash "$repo/scripts/gpu_bundle.sh" "$@"
 fi
 
 # ------------------------------------------------------------------------------ check mode
+t_begin=$SECONDS
 build="${1:-${CORRTRACK_BUILD_DIR:-build}}"
 libdir="${2:-${CORRTRACK_GPU_LIBS:-.gpu/lib}}"
 cd "$repo" || exit 1
 build="$(cd "$build" 2>/dev/null && pwd)" || { echo "gpu_check: no build folder '${1:-build}'" >&2; exit 2; }
-[ -d "$libdir" ] && libdir="$(cd "$libdir" && pwd)"
-out="${OUT:-$repo/out/gpu_check}"
-mkdir -p "$out/tests"
+case "$libdir" in /*) ;; *) libdir="$repo/$libdir" ;; esac
+ffprefix="${FFMPEG_PREFIX:-/tmp/ffmpeg}"
 
+if [ -n "${OUT:-}" ]; then
+  final="$OUT"
+  out="${GPU_CHECK_WORK:-/tmp/gpu_check}"
+  rm -rf "$out"
+else
+  final=""
+  out="$repo/out/gpu_check"
+fi
+mkdir -p "$out/tests" ${final:+"$final"}
+
+T_TOTAL="${T_TOTAL:-450}"
+T_FFMPEG="${T_FFMPEG:-240}"
 T_SMI="${T_SMI:-20}"
 T_TESTS="${T_TESTS:-130}"
 T_TEST_MAX="${T_TEST_MAX:-90}"
 T_MEMCHECK="${T_MEMCHECK:-60}"
 T_RACECHECK="${T_RACECHECK:-60}"
 T_BENCH="${T_BENCH:-170}"
+T_NVDEC="${T_NVDEC:-60}"
 SANITIZER_GTEST_FILTER="${SANITIZER_GTEST_FILTER:-*KernelSweep*cuda_*}"
+STEPS="${STEPS:-ffmpeg smi libs tests sanitizer bench nvdec}"
+deadline=$((t_begin + T_TOTAL))
 
-# The binaries' own library path: carried libraries first, then the host's CUDA libraries.
-lib_path="${LD_LIBRARY_PATH:-}"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && lib_path="$d${lib_path:+:$lib_path}"
+want() {  # STEP...: true if STEPS names any of them
+  local s w
+  for w in "$@"; do for s in $STEPS; do [ "$s" = "$w" ] && return 0; done; done
+  return 1
+}
+for s in $STEPS; do
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|bench|nvdec) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck bench nvdec)" >&2; exit 2 ;;
+  esac
 done
-[ -d "$libdir" ] && lib_path="$libdir${lib_path:+:$lib_path}"
+limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
+  local left=$((deadline - SECONDS - 3))
+  [ "$left" -lt "$1" ] && { [ "$left" -lt 1 ] && echo 1 || echo "$left"; return; }
+  echo "$1"
+}
+
+names=(); results=(); times=(); logs=()
+write_summary() {
+  {
+    echo "gpu_check summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), build $build, ${STEPS})"
+    printf '%-26s %-8s %s\n' step seconds result
+    for i in "${!names[@]}"; do
+      printf '%-26s %-8s %s   [%s]\n' "${names[$i]}" "${times[$i]}" "${results[$i]}" "${logs[$i]}"
+    done
+  } >"$out/summary.txt"
+}
+publish() {  # copy the results to $OUT (at most 8 files come back from the device tool)
+  write_summary
+  [ -n "$final" ] || return 0
+  local f
+  cp -f "$out/summary.txt" "$final/summary.txt"
+  for f in bench.csv bench.json bench.png bench.txt nvdec.txt; do
+    [ -f "$out/$f" ] && cp -f "$out/$f" "$final/$f"
+  done
+  tar -C "$out" -czf "$final/gpu_check.tar.gz.tmp" . 2>/dev/null && mv -f "$final/gpu_check.tar.gz.tmp" "$final/gpu_check.tar.gz"
+}
+record() {  # name status seconds log
+  names+=("$1"); results+=("$2"); times+=("$3"); logs+=("$4")
+  printf 'gpu_check: %-26s %-34s %4ss  %s\n' "$1" "$2" "$3" "$4"
+  publish
+}
+status_of() {  # exit code -> PASS / TIMEOUT / FAIL (rc)
+  case "$1" in
+    0) echo PASS ;;
+    124|137) echo "TIMEOUT" ;;
+    *) echo "FAIL (rc $1)" ;;
+  esac
+}
+
+# The binaries' library path: the minimal FFmpeg, the carried libraries, the host's CUDA (cuFFT).
+lib_path="${LD_LIBRARY_PATH:-}"
+cufft_dir=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  if [ -d "$d" ]; then
+    lib_path="$d${lib_path:+:$lib_path}"
+    [ -z "$cufft_dir" ] && [ -e "$d/libcufft.so.12" ] && cufft_dir="$d"
+  fi
+done
+if [ -z "$cufft_dir" ] && [ "$(ldconfig -p 2>/dev/null | grep -c 'libcufft\.so\.12 ')" = 0 ]; then
+  # No CUDA toolkit cuFFT: try the pip wheel's (nvidia-cufft) next to the host's Python.
+  for d in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    f="$(find "$d/nvidia" -maxdepth 4 -name 'libcufft.so.12' 2>/dev/null | head -n 1)"
+    if [ -n "$f" ]; then lib_path="$(dirname "$f")${lib_path:+:$lib_path}"; break; fi
+  done
+fi
+lib_path="$ffprefix/lib:$libdir${lib_path:+:$lib_path}"
 export CORRTRACK_BINARY="$build/app/corrtrack"   # tests that run the CLI look here first
+# Should the copy have lost the execute bits, give them back (the .cmake files beside the tests
+# must stay non-executable: executables named test_* are what the tests step runs).
+for f in "$build/app/corrtrack" "$build"/tests/test_*; do
+  case "$f" in *.cmake) continue ;; esac
+  [ -f "$f" ] && [ ! -x "$f" ] && head -c 4 "$f" | grep -q 'ELF' && chmod u+x "$f"
+done
 
 # Tests and the CLI may carry the build machine's absolute source path (CORRTRACK_SOURCE_DIR);
 # where that path is free on this host, point it at this copy of the repository.
@@ -96,87 +177,115 @@ if [ "${LINK_SOURCE_DIR:-1}" != 0 ] && [ -n "$baked" ] && [ "$baked" != "$repo" 
     echo "gpu_check: note: cannot link the build's source path $baked here; tests that read assets by it may fail"
   fi
 fi
+# The baked path leads to this repository, but the binaries were carried into $build: where the
+# baked build folder differs from $build and is missing its binaries, tests that run the CLI by
+# its baked path still find it through CORRTRACK_BINARY (test_bench) or not at all (run_cli.h).
+[ -n "$baked" ] && [ ! -x "$baked/build/app/corrtrack" ] && [ "$build" != "$repo/build" ] &&
+  echo "gpu_check: note: tests that run $baked/build/app/corrtrack will not find it (build is $build)"
 
-names=(); results=(); times=(); logs=()
-record() {  # name status seconds log
-  names+=("$1"); results+=("$2"); times+=("$3"); logs+=("$4")
-  printf 'gpu_check: %-26s %-34s %4ss  %s\n' "$1" "$2" "$3" "$4"
-}
-status_of() {  # exit code -> PASS / TIMEOUT / FAIL (rc)
-  case "$1" in
-    0) echo PASS ;;
-    124|137) echo "TIMEOUT" ;;
-    *) echo "FAIL (rc $1)" ;;
-  esac
-}
 # run_step LIMIT LOG CMD...: runs CMD with the binaries' library path, stdout+stderr to LOG.
 run_step() {
   local limit="$1" log="$2"; shift 2
   timeout -k 5 "$limit" env LD_LIBRARY_PATH="$lib_path" "$@" >"$log" 2>&1
 }
 
-# 1. nvidia-smi
-t0=$SECONDS
-if command -v nvidia-smi >/dev/null; then
-  {
-    timeout "$T_SMI" nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,clocks.max.sm,clocks.sm,power.limit,temperature.gpu,mig.mode.current --format=csv
-    echo
-    timeout "$T_SMI" nvidia-smi
-  } >"$out/nvidia-smi.txt" 2>&1
-  rc=$?
-  timeout "$T_SMI" nvidia-smi -q >"$out/nvidia-smi-q.txt" 2>&1
-  record nvidia-smi "$(status_of $rc)" $((SECONDS - t0)) nvidia-smi.txt
-  head -3 "$out/nvidia-smi.txt"
-else
-  echo "nvidia-smi not found" >"$out/nvidia-smi.txt"
-  record nvidia-smi "FAIL (not found)" 0 nvidia-smi.txt
+# The carried libraries: unpacked from .gpu/carry/deps.tar.xz when only that was carried.
+if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
+  bash "$repo/scripts/gpu_ffmpeg_build.sh" --unpack-only >"$out/unpack.txt" 2>&1 ||
+    echo "gpu_check: warning: unpacking .gpu/carry/deps.tar.xz failed: $(tail -n 3 "$out/unpack.txt")" >&2
 fi
 
-# 2. shared libraries
-t0=$SECONDS
-(
-  missing=0
-  for b in "$build/app/corrtrack" "$build"/tests/test_*; do
-    if [ ! -f "$b" ] || [ ! -x "$b" ]; then continue; fi
-    nf="$(LD_LIBRARY_PATH="$lib_path" ldd "$b" 2>&1 | grep 'not found')"
-    if [ -n "$nf" ]; then missing=1; echo "$b:"; echo "$nf"; fi
-  done
-  [ $missing = 0 ] && echo "all libraries resolve (LD_LIBRARY_PATH=$lib_path)"
-  exit $missing
-) >"$out/libraries.txt" 2>&1
-rc=$?
-record libraries "$([ $rc = 0 ] && echo PASS || echo "FAIL (missing, see log)")" $((SECONDS - t0)) libraries.txt
-
-# 3. test binaries, test_kernel_sweep first
-tests=()
-[ -x "$build/tests/test_kernel_sweep" ] && tests+=("$build/tests/test_kernel_sweep")
-while IFS= read -r b; do
-  [ "$b" = "$build/tests/test_kernel_sweep" ] || tests+=("$b")
-done < <(find "$build/tests" -maxdepth 1 -type f -name 'test_*' -perm -u+x 2>/dev/null | sort)
-[ ${#tests[@]} = 0 ] && record tests "FAIL (no test binaries in $build/tests)" 0 -
-tests_end=$((SECONDS + T_TESTS))
-for b in "${tests[@]}"; do
-  name="$(basename "$b")"
-  left=$((tests_end - SECONDS))
-  if [ $left -lt 5 ]; then
-    record "$name" "SKIP (test time budget spent)" 0 -
-    continue
-  fi
-  [ $left -gt "$T_TEST_MAX" ] && left=$T_TEST_MAX
+# ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
+if want ffmpeg libs tests bench nvdec; then
   t0=$SECONDS
-  run_step "$left" "$out/tests/$name.log" "$b" --gtest_output="xml:$out/tests/$name.xml"
+  timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
+  for f in "${FFMPEG_BUILD:-/tmp/ffmpeg-build}/build.log" "$ffprefix/build.log"; do
+    [ -f "$f" ] && { cp -f "$f" "$out/ffmpeg-build.log"; break; }
+  done
   st="$(status_of $rc)"
-  summary="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests/$name.log" | tr -s ' ' | tr '\n' ' ')"
-  record "$name" "$st${summary:+: $summary}" $((SECONDS - t0)) "tests/$name.log"
-done
+  info="$(grep -E 'built in|already holds' "$out/ffmpeg-build.txt" | tail -n 1 | sed 's/^gpu_ffmpeg_build: //')"
+  [ $rc != 0 ] && info="$(grep -E 'error' "$out/ffmpeg-build.txt" | tail -n 1)"
+  record "ffmpeg build" "$st${info:+: $info}" $((SECONDS - t0)) ffmpeg-build.txt
+fi
+[ -d "$libdir" ] || echo "gpu_check: warning: no library folder $libdir" >&2
+export LD_LIBRARY_PATH="$lib_path"
+echo "gpu_check: LD_LIBRARY_PATH=$lib_path"
 
-# 4. compute-sanitizer on the kernel sweep
+# smi: nvidia-smi
+if want smi; then
+  t0=$SECONDS
+  if command -v nvidia-smi >/dev/null; then
+    lim="$(limit_of "$T_SMI")"
+    {
+      timeout "$lim" nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,clocks.max.sm,clocks.sm,power.limit,temperature.gpu,mig.mode.current --format=csv
+      echo
+      timeout "$lim" nvidia-smi
+    } >"$out/nvidia-smi.txt" 2>&1
+    rc=$?
+    timeout "$lim" nvidia-smi -q >"$out/nvidia-smi-q.txt" 2>&1
+    record nvidia-smi "$(status_of $rc)" $((SECONDS - t0)) nvidia-smi.txt
+    head -3 "$out/nvidia-smi.txt"
+  else
+    echo "nvidia-smi not found" >"$out/nvidia-smi.txt"
+    record nvidia-smi "FAIL (not found)" 0 nvidia-smi.txt
+  fi
+fi
+
+# libs: shared libraries and symbols
+if want libs; then
+  t0=$SECONDS
+  (
+    missing=0
+    for b in "$build/app/corrtrack" "$build"/tests/test_*; do
+      if [ ! -f "$b" ] || [ ! -x "$b" ]; then continue; fi
+      r="$(LD_LIBRARY_PATH="$lib_path" ldd -r "$b" 2>&1)"
+      nf="$(grep -E 'not found|undefined symbol' <<<"$r")"
+      if [ -n "$nf" ]; then missing=1; echo "$b:"; echo "$nf"; fi
+      echo "== $b"; echo "$r"
+    done
+    [ $missing = 0 ] && echo "all libraries and symbols resolve (LD_LIBRARY_PATH=$lib_path)"
+    exit $missing
+  ) >"$out/libraries.txt" 2>&1
+  rc=$?
+  record libraries "$([ $rc = 0 ] && echo PASS || echo "FAIL (missing, see log)")" $((SECONDS - t0)) libraries.txt
+fi
+
+# tests: test binaries, test_kernel_sweep first
+if want tests; then
+  tests=()
+  [ -x "$build/tests/test_kernel_sweep" ] && tests+=("$build/tests/test_kernel_sweep")
+  while IFS= read -r b; do
+    [ "$b" = "$build/tests/test_kernel_sweep" ] || tests+=("$b")
+  done < <(find "$build/tests" -maxdepth 1 -type f -name 'test_*' -perm -u+x 2>/dev/null | sort)
+  [ ${#tests[@]} = 0 ] && record tests "FAIL (no test binaries in $build/tests)" 0 -
+  tests_end=$((SECONDS + $(limit_of "$T_TESTS")))
+  for b in "${tests[@]}"; do
+    name="$(basename "$b")"
+    left=$((tests_end - SECONDS))
+    if [ $left -lt 5 ]; then
+      record "$name" "SKIP (test time budget spent)" 0 -
+      continue
+    fi
+    [ $left -gt "$T_TEST_MAX" ] && left=$T_TEST_MAX
+    t0=$SECONDS
+    run_step "$left" "$out/tests/$name.log" "$b" --gtest_output="xml:$out/tests/$name.xml"
+    rc=$?
+    st="$(status_of $rc)"
+    summary="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?[.,]' "$out/tests/$name.log" | sed 's/, listed below://' | tr -s ' ' | tr '\n' ' ')"
+    failed="$(sed -n 's/^\[  FAILED  \] \([^ ]*\) (.*/\1/p' "$out/tests/$name.log" | sort -u | tr '\n' ' ')"
+    [ -n "$failed" ] && summary="$summary failed: $failed"
+    record "$name" "$st${summary:+: $summary}" $((SECONDS - t0)) "tests/$name.log"
+  done
+fi
+
+# sanitizer: compute-sanitizer on the kernel sweep
 sanitizer="$(command -v compute-sanitizer || true)"
 for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
   [ -z "$sanitizer" ] && [ -x "$c" ] && sanitizer="$c"
 done
 for tool in memcheck racecheck; do
+  want sanitizer "$tool" || continue
   limit=$T_MEMCHECK
   [ $tool = racecheck ] && limit=$T_RACECHECK
   log="sanitizer-$tool.log"
@@ -190,7 +299,7 @@ for tool in memcheck racecheck; do
     continue
   fi
   t0=$SECONDS
-  run_step "$limit" "$out/$log" "$sanitizer" --tool "$tool" --error-exitcode 86 \
+  run_step "$(limit_of "$limit")" "$out/$log" "$sanitizer" --tool "$tool" --error-exitcode 86 \
     "$build/tests/test_kernel_sweep" --gtest_filter="$SANITIZER_GTEST_FILTER"
   rc=$?
   st="$(status_of $rc)"
@@ -199,33 +308,69 @@ for tool in memcheck racecheck; do
   record "sanitizer $tool" "$st${errs:+: $errs}" $((SECONDS - t0)) "$log"
 done
 
-# 5. bench: the full default sweep. GPU kernels run first; --max-total-seconds leaves time to
-#    write the outputs before the step's time limit.
-t0=$SECONDS
-# shellcheck disable=SC2086  # BENCH_ARGS is a list of words on purpose
-timeout -k 5 "$T_BENCH" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" bench \
-  --csv "$out/bench.csv" --plot "$out/bench.png" --json "$out/bench.json" \
-  --max-total-seconds $((T_BENCH - 25)) ${BENCH_ARGS:-} >"$out/bench.txt" 2>"$out/bench.log"
-rc=$?
-st="$(status_of $rc)"
-if [ $rc = 1 ] && [ -s "$out/bench.csv" ] && grep -q 'gnuplot not found' "$out/bench.log" &&
-   ! grep -q 'failed with an error' "$out/bench.log"; then
-  st="PASS (no gnuplot here: plot script saved as bench.gp)"
+# bench: the full default sweep. GPU kernels run first; --max-total-seconds leaves time to
+# write the outputs before the step's time limit.
+if want bench; then
+  t0=$SECONDS
+  lim="$(limit_of "$T_BENCH")"
+  budget=$((lim - 25)); [ $budget -lt 10 ] && budget=10
+  # shellcheck disable=SC2086  # BENCH_ARGS is a list of words on purpose
+  timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" bench \
+    --csv "$out/bench.csv" --plot "$out/bench.png" --json "$out/bench.json" \
+    --max-total-seconds "$budget" ${BENCH_ARGS:-} >"$out/bench.txt" 2>"$out/bench.log"
+  rc=$?
+  st="$(status_of $rc)"
+  if [ $rc = 1 ] && [ -s "$out/bench.csv" ] && grep -q 'gnuplot not found' "$out/bench.log" &&
+     ! grep -q 'failed with an error' "$out/bench.log"; then
+    st="PASS (no gnuplot here: plot script saved as bench.gp)"
+  fi
+  cases="$(grep -E '^[0-9]+ cases:' "$out/bench.txt" | tail -1)"
+  record bench "$st${cases:+: $cases}" $((SECONDS - t0)) "bench.txt, bench.log"
 fi
-cases="$(grep -E '^[0-9]+ cases:' "$out/bench.txt" | tail -1)"
-record bench "$st${cases:+: $cases}" $((SECONDS - t0)) "bench.txt, bench.log"
+
+# nvdec: FFmpeg decode throughput, NVDEC / CUVID / CPU, on a 1080p H.264 clip made here
+if want nvdec; then
+  t0=$SECONDS
+  lim="$(limit_of "$T_NVDEC")"
+  # timeout signals its whole process group: the ffmpeg processes too.
+  timeout -k 5 "$lim" bash -s -- "$ffprefix/bin/ffmpeg" "$out/nvdec-1080p.mp4" >"$out/nvdec.txt" 2>&1 <<'EOF'
+ff="$1"; clip="$2"
+[ -x "$ff" ] || { echo "no $ff"; exit 2; }
+"$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
+  -c:v libx264 -preset ultrafast -pix_fmt yuv420p "$clip" || { echo "encoding the clip failed"; exit 3; }
+fail=0
+for mode in nvdec cuvid cpu; do
+  case $mode in
+    nvdec) args=(-hwaccel cuda -hwaccel_output_format cuda) ;;
+    cuvid) args=(-c:v h264_cuvid) ;;
+    cpu)   args=() ;;
+  esac
+  echo "== $mode: ffmpeg -benchmark ${args[*]} -i 1080p.mp4 (600 frames) -an -f null -"
+  r="$("$ff" -nostdin -hide_banner -nostats -benchmark "${args[@]}" -i "$clip" -an -f null - 2>&1)"
+  rc=$?
+  echo "$r" | grep -E 'bench:|frame=|rror|ail' | tail -n 6
+  rt="$(sed -n 's/.*bench: utime=.* rtime=\([0-9.]*\)s.*/\1/p' <<<"$r" | tail -n 1)"
+  if [ $rc = 0 ] && [ -n "$rt" ]; then
+    echo "$mode: 600 frames in ${rt} s = $(awk -v t="$rt" 'BEGIN { printf "%.0f", 600 / t }') fps"
+  else
+    echo "$mode: FAILED (rc $rc)"; fail=1
+  fi
+done
+rm -f "$clip"
+exit $fail
+EOF
+  rc=$?
+  rm -f "$out/nvdec-1080p.mp4"
+  fps="$(grep -E '^(nvdec|cuvid|cpu): ' "$out/nvdec.txt" | sed -E 's/: 600 frames in .* = / /' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+  record nvdec "$(status_of $rc)${fps:+: $fps}" $((SECONDS - t0)) nvdec.txt
+fi
 
 # Summary
-{
-  echo "gpu_check summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), build $build)"
-  printf '%-26s %-8s %s\n' step seconds result
-  for i in "${!names[@]}"; do
-    printf '%-26s %-8s %s   [%s]\n' "${names[$i]}" "${times[$i]}" "${results[$i]}" "${logs[$i]}"
-  done
-} | tee "$out/summary.txt"
+publish
+cat "$out/summary.txt"
 fails=0
 for r in "${results[@]}"; do
   case "$r" in PASS*|SKIP*) ;; *) fails=$((fails + 1)) ;; esac
 done
-echo "gpu_check: $fails step(s) not passed; everything is in $out"
+echo "gpu_check: $fails step(s) not passed in $((SECONDS - t_begin)) s; everything is in $out${final:+ (results and gpu_check.tar.gz in $final)}"
 exit $((fails > 0))
