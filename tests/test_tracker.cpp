@@ -204,3 +204,58 @@ TEST(OtbMetrics, IouAucAndPrecision) {
 
 }  // namespace
 }  // namespace corrtrack
+
+namespace corrtrack {
+namespace {
+
+// Every available kernel drives the tracker to the same track: the maps are the same NCC
+// from exact sums, so the boxes agree far below a pixel. On a GPU machine this runs the
+// tracker's device path (upload, kernel, map download) for every CUDA kernel.
+TEST(Tracker, SameTrackOnEveryAvailableKernel) {
+    TempDir dir("tracker_kernels");
+    SyntheticClipSpec spec;
+    spec.frames = 30;
+    std::string error;
+    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
+    ASSERT_EQ(truth.size(), 30u) << error;
+    auto track = [&](const std::string& kernel) {
+        SourceOptions so;
+        so.input = dir.file("clip.mkv");
+        so.want_rgb = false;
+        auto source = FrameSource::open(so, &error);
+        EXPECT_TRUE(source) << error;
+        TrackerOptions options;
+        options.kernel = kernel;
+        Tracker tracker(options);
+        std::vector<TrackResult> out;
+        Frame f;
+        while (source && source->read(f) == ReadStatus::kFrame) {
+            if (f.index == 0) {
+                EXPECT_TRUE(tracker.init(f.luma_view(), {truth[0].x, truth[0].y, truth[0].w, truth[0].h}, &error)) << error;
+                continue;
+            }
+            out.push_back(tracker.update(f.luma_view()));
+        }
+        return out;
+    };
+    const auto reference = track("cpu_fast");
+    ASSERT_EQ(reference.size(), 29u);
+    int compared = 0;
+    for (const auto* list : {&kernel_registry(), &kernel_variants()})
+        for (const KernelEntry& e : *list) {
+            if (!e.available() || std::string(e.name) == "cpu_fast") continue;
+            const auto got = track(e.name);
+            ASSERT_EQ(got.size(), reference.size()) << e.name;
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                EXPECT_NEAR(got[i].sub_cx, reference[i].sub_cx, 1e-3) << e.name << " frame " << i + 1;
+                EXPECT_NEAR(got[i].sub_cy, reference[i].sub_cy, 1e-3) << e.name << " frame " << i + 1;
+                EXPECT_NEAR(got[i].score, reference[i].score, 1e-4) << e.name << " frame " << i + 1;
+            }
+            std::printf("%s: same track as cpu_fast over %zu frames\n", e.name, got.size());
+            ++compared;
+        }
+    EXPECT_GE(compared, 2);  // at least cpu_ref and cpu_opencv everywhere
+}
+
+}  // namespace
+}  // namespace corrtrack
