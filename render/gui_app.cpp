@@ -54,23 +54,12 @@ std::vector<std::string> scan_cameras() {
     return found;
 }
 
-// "<input minus extension>.box" next to the input, as `corrtrack track` looks for it.
+// The input's default boxes (see default_box_file); none when there is no readable file.
 std::vector<BoxF> default_boxes(const std::string& input) {
     std::vector<BoxF> boxes;
-    std::filesystem::path p(input);
-    p.replace_extension(".box");
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(p, ec)) return boxes;
-    std::FILE* f = std::fopen(p.c_str(), "r");
-    if (!f) return boxes;
-    char line[256];
-    while (std::fgets(line, sizeof line, f)) {
-        std::string s(line);
-        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-        BoxF b;
-        if (!s.empty() && s[0] != '#' && parse_box(s, &b, nullptr)) boxes.push_back(b);
-    }
-    std::fclose(f);
+    std::string error;
+    const std::string file = default_box_file(input);
+    if (!file.empty() && !read_box_file(file, &boxes, &error)) boxes.clear();
     return boxes;
 }
 

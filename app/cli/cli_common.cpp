@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace corrtrack {
@@ -53,6 +55,38 @@ bool parse_box(const std::string& text, BoxF* box, std::string* error) {
         return false;
     }
     *box = {v[0], v[1], v[2], v[3]};
+    return true;
+}
+
+std::string default_box_file(const std::string& input) {
+    std::filesystem::path p(input);
+    p.replace_extension(".box");
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec) ? p.string() : std::string();
+}
+
+bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error) {
+    std::ifstream in(path);
+    if (!in) {
+        *error = "cannot read box file '" + path + "'";
+        return false;
+    }
+    std::string line;
+    const std::size_t before = boxes->size();
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty() || line[0] == '#') continue;
+        BoxF b;
+        if (!parse_box(line, &b, error)) {
+            *error = path + ": " + *error;
+            return false;
+        }
+        boxes->push_back(b);
+    }
+    if (boxes->size() == before) {
+        *error = "box file '" + path + "' holds no box";
+        return false;
+    }
     return true;
 }
 

@@ -18,6 +18,12 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& options);
 // "x,y,w,h" (commas, spaces or tabs). False + *error when malformed.
 bool parse_box(const std::string& text, BoxF* box, std::string* error);
 
+// "<input minus extension>.box" next to the input when that file exists (how the bundled
+// sample carries its default target), else "".
+std::string default_box_file(const std::string& input);
+// One x,y,w,h per line, '#' starts a comment. False + *error when unreadable, malformed or empty.
+bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error);
+
 // Median and 95th percentile of a sample (0 when empty).
 double median(std::vector<double> v);
 double percentile(std::vector<double> v, double p);

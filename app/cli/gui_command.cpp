@@ -2,8 +2,6 @@
 // given, and a screenshot mode (--screenshot out.png --frames N) for scripts and tests.
 // Built only with the GUI (CORRTRACK_HAVE_GUI); linked into the corrtrack executable.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
@@ -33,29 +31,8 @@ bool collect_boxes(const GuiArgs& a, std::vector<BoxF>* boxes, std::string* erro
         boxes->push_back(b);
     }
     std::string file = a.box_file;
-    if (file.empty() && boxes->empty()) {
-        std::filesystem::path p(a.gui.input);
-        p.replace_extension(".box");
-        std::error_code ec;
-        if (std::filesystem::is_regular_file(p, ec)) file = p.string();
-    }
-    if (file.empty()) return true;
-    std::ifstream in(file);
-    if (!in) {
-        *error = "cannot read box file '" + file + "'";
-        return false;
-    }
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        BoxF b;
-        if (!parse_box(line, &b, error)) {
-            *error = file + ": " + *error;
-            return false;
-        }
-        boxes->push_back(b);
-    }
-    return true;
+    if (file.empty() && boxes->empty()) file = default_box_file(a.gui.input);
+    return file.empty() || read_box_file(file, boxes, error);
 }
 
 int run_gui_command(GuiArgs& a) {

@@ -4,8 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
@@ -28,33 +26,6 @@ struct TrackArgs {
     double read_timeout = 5.0;
     TrackerOptions tracker;
 };
-
-// "<input minus extension>.box" next to the input, e.g. assets/sample.box for sample.mp4.
-std::string default_box_file(const std::string& input) {
-    std::filesystem::path p(input);
-    p.replace_extension(".box");
-    return std::filesystem::exists(p) ? p.string() : std::string();
-}
-
-bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error) {
-    std::ifstream in(path);
-    if (!in) {
-        *error = "cannot read box file '" + path + "'";
-        return false;
-    }
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        BoxF b;
-        if (!parse_box(line, &b, error)) {
-            *error = path + ": " + *error;
-            return false;
-        }
-        boxes->push_back(b);
-    }
-    if (boxes->empty()) *error = "box file '" + path + "' holds no box";
-    return !boxes->empty();
-}
 
 int run_track(const TrackArgs& a) {
     std::string error;
