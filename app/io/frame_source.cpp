@@ -1,6 +1,7 @@
 // FrameSource over libavformat/libavcodec/libswscale/libavdevice. See frame_source.h for the
 // end-of-input policy; everything here runs on the thread that owns the source.
 #include "app/io/frame_source.h"
+#include "app/io/libav_handles.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -30,12 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::string av_error_string(int err) {
-    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-    av_strerror(err, buf, sizeof buf);
-    return buf;
-}
 
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -80,19 +75,6 @@ std::string log_detail(const std::string& already_said) {
 struct FormatCloser {
     void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
 };
-struct CodecFreer {
-    void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
-struct FrameFreer {
-    void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketFreer {
-    void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-struct SwsFreer {
-    void operator()(SwsContext* s) const { sws_freeContext(s); }
-};
-
 // Deadline checked by libav's blocking I/O through AVIOInterruptCB. It lives in the source
 // object so that its address stays valid for the format context's lifetime.
 struct Deadline {

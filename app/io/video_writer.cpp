@@ -1,6 +1,7 @@
 // VideoWriter over libavformat/libavcodec/libswscale. See video_writer.h for the choices of
 // codec, pixel format and padding; one thread owns a writer.
 #include "app/io/video_writer.h"
+#include "app/io/libav_handles.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -16,25 +17,6 @@ extern "C" {
 
 namespace corrtrack {
 namespace {
-
-std::string av_error_string(int err) {
-    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-    av_strerror(err, buf, sizeof buf);
-    return buf;
-}
-
-struct CodecFreer {
-    void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
-struct FrameFreer {
-    void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketFreer {
-    void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-struct SwsFreer {
-    void operator()(SwsContext* s) const { sws_freeContext(s); }
-};
 
 bool is_image_muxer(const AVOutputFormat* f) {
     return std::strcmp(f->name, "image2") == 0 || std::strcmp(f->name, "image2pipe") == 0;
