@@ -2,6 +2,7 @@
 // of bad input giving a clear message and a non-zero exit without crashing.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -97,6 +98,31 @@ TEST_F(Cli, TrackWritesEveryOutputWithOneRowPerFrame) {
     while (video->read(f) == ReadStatus::kFrame) ++n;
     EXPECT_EQ(n, 40);
     EXPECT_EQ(f.width, spec_.width);
+}
+
+TEST_F(Cli, RealtimePacesToTimestampsAndCountsLateFrames) {
+    const std::string d = dir_->path();
+    // Fast enough: 40 frames at 25 fps take about 1.6 s and none is late.
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = run_cli("track " + d + "/clip.mp4 " + box_arg(truth_[0]) + " --kernel cpu_fast --realtime --json " + d +
+                         "/rt.json",
+                     d);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GE(secs, 39 / spec_.fps);
+    auto doc = nlohmann::json::parse(test::read_text(d + "/rt.json"));
+    EXPECT_EQ(doc["frames"].get<long>() + doc["late_dropped"].get<long>(), 40);
+    // Too slow for real time (brute force on a 120x96 template): late frames are dropped and
+    // counted, and every frame is either one result row or one counted drop.
+    r = run_cli("track " + d + "/clip.mp4 --box 20,20,120,96 --max-template 128 --kernel cpu_ref --realtime --csv " + d +
+                    "/slow.csv --json " + d + "/slow.json",
+                d);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    doc = nlohmann::json::parse(test::read_text(d + "/slow.json"));
+    const long rows = doc["frames"], late = doc["late_dropped"];
+    EXPECT_GT(late, 0);
+    EXPECT_EQ(rows + late, 40);
+    EXPECT_NE(r.out.find("late        " + std::to_string(late)), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, KernelsListsTheRegistry) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
@@ -24,6 +25,7 @@ struct TrackArgs {
     long max_frames = -1;
     bool quiet = false;
     double read_timeout = 5.0;
+    bool realtime = false;
     TrackerOptions tracker;
 };
 
@@ -84,10 +86,27 @@ int run_track(const TrackArgs& a) {
     double track_ms_total = 0;
     int exit_code = 0;
 
+    // --realtime: frame n is due at t_start + (pts_n - pts_0). A frame that is already more
+    // than one frame interval late is dropped (counted), an early one waits.
+    long late_drops = 0;
+    double first_pts = -1;
+    const double interval = pipeline.fps() > 0 ? 1.0 / pipeline.fps() : 0.04;
     while (const Frame* f = pipeline.acquire()) {
         if (a.max_frames >= 0 && frames >= a.max_frames) {
             pipeline.release(f);
             break;
+        }
+        if (a.realtime) {
+            if (first_pts < 0) first_pts = f->pts;
+            const auto due = t_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                           std::chrono::duration<double>(f->pts - first_pts));
+            const auto now = std::chrono::steady_clock::now();
+            if (frames > 0 && now - due > std::chrono::duration<double>(interval)) {
+                ++late_drops;
+                pipeline.release(f);
+                continue;
+            }
+            if (due > now) std::this_thread::sleep_until(due);
         }
         std::vector<TrackResult> results(boxes.size());
         if (trackers.empty()) {
@@ -188,6 +207,8 @@ int run_track(const TrackArgs& a) {
         nlohmann::json doc = {{"input", a.input},
                               {"kernel", kernel},
                               {"frames", frames},
+                              {"late_dropped", late_drops},
+                              {"live_dropped", pipeline.dropped()},
                               {"fps", frames / std::max(secs, 1e-9)},
                               {"results", json_frames}};
         if (!write_json_file(a.json, doc, &error)) {
@@ -213,6 +234,7 @@ int run_track(const TrackArgs& a) {
         std::printf("kernel      %s\n", kernel.c_str());
         std::printf("stage times (per frame, first target):\n%s", samples.summary().c_str());
         if (pipeline.dropped() > 0) std::printf("dropped     %ld frames (live source)\n", pipeline.dropped());
+        if (a.realtime) std::printf("late        %ld frames dropped to keep real time\n", late_drops);
         for (const auto& [flag, path] : {std::pair{"csv", a.csv}, {"json", a.json}, {"video", a.video}, {"otb", a.otb}})
             if (!path.empty()) std::printf("wrote %-5s %s\n", flag, path.c_str());
     }
@@ -236,6 +258,8 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--frames", args->max_frames, "stop after this many frames");
     cmd->add_option("--read-timeout", args->read_timeout, "seconds a camera or stream may stall before giving up")
         ->capture_default_str();
+    cmd->add_flag("--realtime", args->realtime,
+                  "pace files to their timestamps; frames that fall behind are dropped and counted");
     cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
     add_tracker_options(*cmd, args->tracker);
     cmd->callback([args, &outcome] { outcome.exit_code = run_track(*args); });
