@@ -24,6 +24,7 @@
 #include "app/pipeline/frame_ring.h"
 #include "render/ab_compare.h"
 #include "render/heatmap_sink.h"
+#include "render/heatmap_sink_cuda.h"
 #include "render/panels.h"
 #include "render/screenshot.h"
 #include "render/video_view.h"
@@ -74,7 +75,7 @@ struct Target {
     TrackResult result;
     bool updated = false;     // update() ran since init, so last_map() holds a map
     bool heat_dirty = false;  // the map changed since it was last uploaded
-    std::unique_ptr<HeatmapSink> heat = make_cpu_heatmap_sink();
+    std::unique_ptr<HeatmapSink> heat = make_heatmap_sink();  // CUDA-GL interop with a GPU
 };
 
 class GuiApp {
@@ -167,7 +168,7 @@ private:
 
     AbCompare ab_;
     bool ab_ready_ = false, ab_dirty_ = false;
-    std::unique_ptr<HeatmapSink> ab_heat_[2] = {make_cpu_heatmap_sink(), make_cpu_heatmap_sink()};
+    std::unique_ptr<HeatmapSink> ab_heat_[2] = {make_heatmap_sink(), make_heatmap_sink()};
 
     std::vector<FrameRecord> history_;
     CsvWriter csv_;

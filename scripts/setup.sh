@@ -12,7 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopencv-imgproc-dev libopencv-core-dev
-  libglfw3-dev libglew-dev libimgui-dev
+  libglfw3-dev libglew-dev libimgui-dev libegl-dev
   libfftw3-dev
   gnuplot-nox fonts-dejavu-core
   xvfb xdotool xauth
