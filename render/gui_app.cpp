@@ -219,13 +219,7 @@ std::unique_ptr<FramePipeline> GuiApp::start_pipeline(const std::string& input, 
         *error = pipe->error().empty() ? "'" + input + "' has no frames" : pipe->error();
         return nullptr;
     }
-    current_.index = f->index;
-    current_.pts = f->pts;
-    current_.width = f->width;
-    current_.height = f->height;
-    current_.luma = f->luma;
-    current_.rgb = f->rgb;
-    current_.decode_ms = f->decode_ms;
+    current_ = *f;  // copy-assign reuses current_'s buffers
     pipe->release(f);
     return pipe;
 }
@@ -270,13 +264,7 @@ bool GuiApp::read_frame() {
     if (!pipeline_) return false;
     const Frame* f = pipeline_->acquire();
     if (!f) return false;
-    current_.index = f->index;
-    current_.pts = f->pts;
-    current_.width = f->width;
-    current_.height = f->height;
-    current_.luma = f->luma;
-    current_.rgb = f->rgb;
-    current_.decode_ms = f->decode_ms;
+    current_ = *f;  // copy-assign reuses current_'s buffers
     pipeline_->release(f);
     if (current_.rgb.empty()) {  // never expected with want_rgb, but the view needs colour
         current_.rgb.resize(current_.luma.size() * 3);

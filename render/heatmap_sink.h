@@ -1,6 +1,6 @@
 // Where NCC maps become coloured GL textures for display. The CPU sink colours a host map
 // through a lookup table and uploads it with glTexSubImage2D; a CUDA sink (registered texture,
-// colormap kernel on the tracker's stream) can implement the same interface later.
+// colormap kernel on the caller's stream) is in heatmap_sink_cuda.h; make_heatmap_sink() picks.
 // Thread rules: main (GL) thread only.
 #pragma once
 
