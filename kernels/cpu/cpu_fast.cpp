@@ -162,16 +162,14 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
 }
 
 bool cpu_fast_prefers_fft(Size image, Size templ) {
-    // Cost model, calibrated on a 2-core x86-64 (see notes/PERF.md): direct costs one
-    // vectorised MAC per template pixel and position; the FFT costs about three real
-    // transforms of the padded image plus the spectrum product.
-    const double positions = static_cast<double>(image.width - templ.width + 1) *
-                             (image.height - templ.height + 1);
-    const double direct = positions * templ.width * templ.height / 16.0;
+    // Cost model fitted to timings on a 2-core x86-64 VM (notes/PERF.md, 2026-11-29): the direct
+    // numerator costs ~0.06 ns per multiply-accumulate (AVX2, rows split over the cores), the
+    // FFT path ~0.75 ns x log2(points) per padded point (two real transforms + product).
+    const double macs = static_cast<double>(image.width - templ.width + 1) *
+                        (image.height - templ.height + 1) * templ.width * templ.height;
     const Size padded = FftNumerator::padded_size(image);
     const double n = static_cast<double>(padded.width) * padded.height;
-    const double fft = 2.0 * n * std::log2(std::max(n, 2.0)) + 8.0 * n;
-    return fft < direct;
+    return 12.5 * n * std::log2(std::max(n, 2.0)) < macs;
 }
 
 namespace {
