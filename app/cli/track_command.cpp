@@ -2,6 +2,7 @@
 // camera or URL, and writes CSV / JSON / OTB text / an annotated video.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -88,6 +89,7 @@ int run_track(const TrackArgs& a) {
 
     // --realtime: frame n is due at t_start + (pts_n - pts_0). A frame that is already more
     // than one frame interval late is dropped (counted), an early one waits.
+    std::vector<TrackResult> results(boxes.size());  // this frame's, one per target, reused
     long late_drops = 0;
     double first_pts = -1;
     const double interval = pipeline.fps() > 0 ? 1.0 / pipeline.fps() : 0.04;
@@ -108,7 +110,7 @@ int run_track(const TrackArgs& a) {
             }
             if (due > now) std::this_thread::sleep_until(due);
         }
-        std::vector<TrackResult> results(boxes.size());
+        std::fill(results.begin(), results.end(), TrackResult{});
         if (trackers.empty()) {
             for (std::size_t i = 0; i < boxes.size(); ++i) {
                 auto t = std::make_unique<Tracker>(a.tracker);
