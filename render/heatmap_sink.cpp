@@ -1,4 +1,5 @@
 #include "render/heatmap_sink.h"
+#include "render/gl_texture.h"
 
 #include <GL/glew.h>
 
@@ -38,15 +39,7 @@ public:
                 std::copy(c.begin(), c.end(), out);
             }
         }
-        if (!texture_) {
-            glGenTextures(1, &texture_);
-            glBindTexture(GL_TEXTURE_2D, texture_);
-            // Nearest: one texel per map position, so the display never invents scores.
-            glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-            glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-            glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-            glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        }
+        if (!texture_) texture_ = create_texture_2d(GL_NEAREST);
         glBindTexture(GL_TEXTURE_2D, texture_);
         glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
         glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);

@@ -1,4 +1,5 @@
 #include "render/heatmap_sink_cuda.h"
+#include "render/gl_texture.h"
 
 // GLEW before cuda_gl_interop.h (which includes GL/gl.h).
 #include <GL/glew.h>
@@ -161,13 +162,8 @@ private:
         surface_array_ = nullptr;
         if (resource_) CORRTRACK_CUDA(cudaGraphicsUnregisterResource(resource_));
         resource_ = nullptr;
-        if (!texture_) glGenTextures(1, &texture_);
+        if (!texture_) texture_ = create_texture_2d(GL_NEAREST);
         glBindTexture(GL_TEXTURE_2D, texture_);
-        // Nearest: one texel per map position, so the display never invents scores.
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
         glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, size.width, size.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
         // WriteDiscard: the kernel rewrites every texel; SurfaceLoadStore: it writes through a
         // surface object.

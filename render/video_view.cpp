@@ -1,4 +1,5 @@
 #include "render/video_view.h"
+#include "render/gl_texture.h"
 
 #include <GL/glew.h>
 
@@ -33,14 +34,7 @@ FrameTexture::~FrameTexture() {
 
 void FrameTexture::upload_rgb(const std::uint8_t* rgb, Size size) {
     if (!rgb || size.width <= 0 || size.height <= 0) return;
-    if (!texture_) {
-        glGenTextures(1, &texture_);
-        glBindTexture(GL_TEXTURE_2D, texture_);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    }
+    if (!texture_) texture_ = create_texture_2d(GL_LINEAR);
     glBindTexture(GL_TEXTURE_2D, texture_);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);  // RGB24 rows need not be 4-byte multiples
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);

@@ -72,8 +72,18 @@ public:
         }
         // The previous upload may still read the staging buffer.
         CORRTRACK_CUDA(cudaEventSynchronize(copied_));
-        CORRTRACK_CUDA(cudaMemcpy2D(staging_, templ.width, templ.data, templ.pitch, templ.width,
-                                    templ.height, cudaMemcpyDefault));
+        if (templ.space == MemorySpace::kHost) {
+            // The per-frame case (the tracker's blended template): a plain copy, no CUDA call
+            // that could wait on the legacy default stream.
+            for (int y = 0; y < templ.height; ++y)
+                std::memcpy(staging_ + static_cast<std::size_t>(y) * templ.width, templ.row(y), templ.width);
+        } else {
+            // A template cut from a device frame: copy on the caller's stream, after whatever
+            // wrote it there, and wait for it (the exact statistics are computed on the host).
+            CORRTRACK_CUDA(cudaMemcpy2DAsync(staging_, templ.width, templ.data, templ.pitch, templ.width,
+                                             templ.height, cudaMemcpyDeviceToHost, as_cuda(stream)));
+            CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(stream)));
+        }
         host_.assign(staging_, staging_ + bytes);
         stats_.resize(count_);
         for (int k = 0; k < count_; ++k) {
