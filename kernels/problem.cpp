@@ -16,6 +16,15 @@ std::string validate_problem(const NccProblem& p) {
         return "template " + sz(p.templ) + " is larger than the search region " +
                sz({p.roi.width, p.roi.height});
     if (p.templates < 1) return "no templates";
+    if (p.template_roi_step < 0)
+        return "template_roi_step " + std::to_string(p.template_roi_step) + " is negative";
+    const long long last_bottom = static_cast<long long>(p.roi.y) +
+                                  static_cast<long long>(p.templates - 1) * p.template_roi_step + p.roi.height;
+    if (last_bottom > p.frame.height)
+        return "the search region of template " + std::to_string(p.templates - 1) + " (rows " +
+               std::to_string(last_bottom - p.roi.height) + ".." + std::to_string(last_bottom - 1) +
+               ", template_roi_step " + std::to_string(p.template_roi_step) + ") runs past the " +
+               sz(p.frame) + " frame";
     return {};
 }
 

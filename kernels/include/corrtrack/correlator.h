@@ -15,22 +15,32 @@ namespace corrtrack {
 
 // One search: frame size, template size, and the rectangle of the frame to search (roi).
 // The output holds the valid positions only: (roi.w - templ.w + 1) x (roi.h - templ.h + 1).
-// templates > 1 asks for that many templates of the same size against the same roi in one
-// pass (outputs stacked vertically, one map after another).
+// templates > 1 asks for that many templates of the same size in one pass: the template image
+// given to set_template() holds them stacked vertically (template k in rows
+// [k * templ.h, (k + 1) * templ.h)), and the output stacks their maps the same way (map k in
+// rows [k * out.h, (k + 1) * out.h)). Template k searches roi shifted down by
+// k * template_roi_step rows: step 0 is the JPDC one-to-many search (every template against
+// the same roi); step == roi.height searches an atlas of equal patches stacked in the frame
+// (one patch per template, the multi-target batch). Every shifted roi must lie in the frame.
 struct NccProblem {
     Size frame;
     Size templ;
     Rect roi;
     int templates = 1;
+    int template_roi_step = 0;  // rows between the rois of successive templates: 0 = all templates search the same roi (JPDC one-to-many); roi.height = one patch per template stacked in an atlas (template k searches roi shifted down by k*step)
+
+    // The roi template k searches.
+    Rect roi_of(int k) const { return {roi.x, roi.y + k * template_roi_step, roi.width, roi.height}; }
 
     Size out_size() const { return {roi.width - templ.width + 1, roi.height - templ.height + 1}; }
     static NccProblem full_frame(Size frame, Size templ) {
-        return {frame, templ, Rect{0, 0, frame.width, frame.height}, 1};
+        return {frame, templ, Rect{0, 0, frame.width, frame.height}, 1, 0};
     }
 };
 
 // Checks what every kernel requires: template 1..256 a side, roi inside the frame, template
-// no larger than the roi. Returns an empty string when valid, else the reason.
+// no larger than the roi, at least one template, a step >= 0 and every template's (shifted)
+// roi inside the frame. Returns an empty string when valid, else the reason.
 std::string validate_problem(const NccProblem& p);
 
 enum class Device { kCpu, kCuda };
@@ -49,8 +59,9 @@ public:
     virtual bool supports(const NccProblem& p, std::string* why = nullptr) const = 0;
     // Keeps a copy of the template (and whatever it precomputes from it).
     virtual void set_template(ImageView templ, Stream stream) = 0;
-    // templ must have been set with the size in p.templ; out must be p.out_size() (per
-    // template). Workspaces are sized on the first call for a shape and reused after.
+    // templ must have been set with the size in p.templ (times p.templates rows, stacked); out
+    // must be p.out_size() per template (p.templates maps stacked). Workspaces are sized on the
+    // first call for a shape and reused after.
     virtual void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) = 0;
 };
 
