@@ -564,7 +564,7 @@ void GuiApp::record_frame() {
 
 // The same drawing as `corrtrack track --video`, in the GUI's target colours.
 void GuiApp::write_annotated() {
-    annotated_ = current_.rgb;
+    annotated_.assign(current_.rgb.begin(), current_.rgb.end());
     RgbImage img{annotated_.data(), current_.width, current_.height, static_cast<std::size_t>(current_.width) * 3};
     for (std::size_t i = 0; i < targets_.size(); ++i) {
         const Target& t = targets_[i];

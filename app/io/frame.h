@@ -1,26 +1,46 @@
 // One decoded frame: 8-bit luma for the correlation kernels plus optional RGB for display
-// and annotated output.
+// and annotated output. Software decode fills host buffers (pinned when a GPU is present);
+// NVDEC leaves the luma plane in device memory, kept alive by the decoder's frame reference.
 // Thread rules: a Frame belongs to one thread at a time; the frame ring hands it over.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
+#include "app/io/host_buffer.h"
 #include "corrtrack/image.h"
 
 namespace corrtrack {
+
+// The luma plane of a hardware-decoded frame (NV12's Y plane: 8-bit, pitch in bytes).
+struct DeviceLuma {
+    const std::uint8_t* data = nullptr;
+    std::size_t pitch = 0;
+    std::shared_ptr<void> owner;  // the AVFrame reference; releasing it recycles the surface
+};
 
 struct Frame {
     long index = -1;          // 0-based position in the source
     double pts = 0.0;         // presentation time in seconds from the stream start
     int width = 0, height = 0;
-    std::vector<std::uint8_t> luma;  // width x height, rows packed (pitch == width)
-    std::vector<std::uint8_t> rgb;   // width*3 x height, packed RGB24; empty when not asked for
+    HostBuffer luma;          // width x height, rows packed (pitch == width); empty when only
+                              // the device plane exists
+    HostBuffer rgb;           // width*3 x height, packed RGB24; empty when not asked for
+    DeviceLuma device;        // set by NVDEC decode, else empty
     double decode_ms = 0.0;   // host time spent decoding and converting this frame
+    std::chrono::steady_clock::time_point decode_start;  // when the decoder began this frame
 
-    ImageView luma_view() const {
+    bool has_host_luma() const { return !luma.empty(); }
+    bool on_device() const { return device.data != nullptr; }
+    ImageView host_luma_view() const {
         return {luma.data(), width, height, static_cast<std::size_t>(width), MemorySpace::kHost};
     }
+    ImageView device_luma_view() const {
+        return {device.data, width, height, device.pitch, MemorySpace::kDevice};
+    }
+    // The device plane when there is no host copy, else the host one.
+    ImageView luma_view() const { return has_host_luma() ? host_luma_view() : device_luma_view(); }
     Size size() const { return {width, height}; }
 };
 

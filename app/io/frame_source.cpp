@@ -698,6 +698,7 @@ ReadStatus LibavSource::read(Frame& out) {
     AVFrame* f = frame_.get();
     AVPacket* pkt = packet_.get();
     deadline_.arm(options_.read_timeout_s);
+    out.decode_start = std::chrono::steady_clock::now();
     double busy_ms = 0;  // decoding and conversion; waiting for input is not decode time
     long errors_in_a_row = 0;
     for (;;) {
