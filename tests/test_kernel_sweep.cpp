@@ -1,8 +1,9 @@
 // Every registered kernel against cpu_ref: random frames, asymmetric templates from 1x1 to
 // 128x128 plus the largest supported (256x256), widths that are not a multiple of 4, rois at
 // the frame edges, flat windows, a flat template. Outputs sit inside NaN guard bands and are
-// poisoned before each run, so a stray or missing write fails. CUDA kernels run on device
-// copies; without a GPU they are skipped with a message.
+// poisoned before each run, so a stray or missing write fails. Batched cases stack 2 to 4
+// templates (one roi for all, or an atlas of rois a roi height apart) and check the stacked
+// maps. CUDA kernels run on device copies; without a GPU they are skipped with a message.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -62,6 +63,14 @@ struct Prepared {
     std::vector<float> expected;
 };
 
+constexpr int kGuard = 3;  // guard columns/rows of NaN around every output map
+
+// The whole output of a problem: one map per template, stacked vertically.
+Size stacked_out_size(const NccProblem& p) {
+    const Size o = p.out_size();
+    return {o.width, o.height * p.templates};
+}
+
 Prepared prepare(const SweepCase& sc, std::uint32_t seed) {
     Prepared p;
     p.frame = test::random_image(sc.frame.width, sc.frame.height, seed);
@@ -80,11 +89,84 @@ Prepared prepare(const SweepCase& sc, std::uint32_t seed) {
     return p;
 }
 
-constexpr int kGuard = 3;  // guard columns/rows of NaN around every output map
+// Several templates in one run: `templates` random asymmetric templates stacked vertically,
+// template k searching roi shifted down by k * step rows (step < 0: the roi's height, an
+// atlas of equal patches as the tracker builds it).
+struct BatchCase {
+    Size frame;
+    Size templ;
+    Rect roi;
+    int templates;
+    int step;
+    int flat_template = -1;  // this template is flat (scores exactly 0 everywhere)
+    bool flat_patch = false;  // a flat rectangle larger than the template in the last roi
+    Layout layout = Layout::kAligned;
+};
+
+std::vector<BatchCase> batch_cases() {
+    return {
+        // Every template against the same offset roi (JPDC one-to-many), width 13.
+        {{120, 90}, {13, 9}, {5, 7, 60, 40}, 2, 0},
+        // Atlas: three patches a roi height apart, odd pitch, width 7.
+        {{101, 150}, {7, 5}, {3, 2, 40, 30}, 3, -1, -1, false, Layout::kOddPitch},
+        // Atlas of four at an unaligned base, width 33 (not a multiple of 4), a flat patch.
+        {{200, 200}, {33, 17}, {11, 9, 70, 45}, 4, -1, -1, true, Layout::kUnalignedBase},
+        // Same roi for four, one of them flat, plus a flat patch.
+        {{150, 100}, {16, 16}, {9, 3, 100, 90}, 4, 0, 2, true},
+        // The tracker's atlas exactly: the frame is the atlas, roi at its origin, width 27.
+        {{27, 63}, {5, 7}, {0, 0, 27, 21}, 3, -1, 1},
+        // Any step: overlapping rois 7 rows apart, odd pitch.
+        {{80, 70}, {9, 11}, {4, 6, 50, 40}, 2, 7, -1, false, Layout::kOddPitch},
+        // A larger template over an atlas of two, width 61.
+        {{300, 230}, {61, 48}, {2, 3, 150, 110}, 2, -1},
+    };
+}
+
+Prepared prepare_batch(const BatchCase& bc, std::uint32_t seed) {
+    Prepared p;
+    p.frame = test::random_image(bc.frame.width, bc.frame.height, seed);
+    p.templ = test::random_image(bc.templ.width, bc.templ.height * bc.templates, seed + 1000);
+    if (bc.flat_template >= 0)
+        test::fill_rect(p.templ, {0, bc.flat_template * bc.templ.height, bc.templ.width, bc.templ.height}, 77);
+    const int step = bc.step < 0 ? bc.roi.height : bc.step;
+    p.problem = {bc.frame, bc.templ, bc.roi, bc.templates, step};
+    if (bc.flat_patch) {
+        const Rect last = p.problem.roi_of(bc.templates - 1);
+        test::fill_rect(p.frame, {last.x + 1, last.y + 1, std::min(last.width - 1, bc.templ.width + 6),
+                                  std::min(last.height - 1, bc.templ.height + 4)}, 141);
+    }
+    const Size o = stacked_out_size(p.problem);
+    p.expected.assign(static_cast<std::size_t>(o.width) * o.height, NAN);
+    auto ref = make_correlator("cpu_ref");
+    ref->set_template(p.templ.view(), nullptr);
+    ref->run(p.frame.view(), p.problem, {p.expected.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
+    return p;
+}
+
+// Compares a guarded run with the expected maps: every position within 1e-4, no write outside.
+int count_mismatches(const std::vector<float>& got, std::size_t pitch, const Prepared& p, const std::string& where) {
+    const Size o = stacked_out_size(p.problem);
+    int bad = 0;
+    for (int y = -kGuard; y < o.height + kGuard; ++y)
+        for (int x = -kGuard; x < static_cast<int>(pitch) - kGuard; ++x) {
+            const float v = got[(y + kGuard) * pitch + (x + kGuard)];
+            const bool inside = x >= 0 && y >= 0 && x < o.width && y < o.height;
+            if (!inside) {
+                if (!std::isnan(v) && bad++ < 5) ADD_FAILURE() << where << ": stray write at " << x << "," << y;
+                continue;
+            }
+            const float e = p.expected[static_cast<std::size_t>(y) * o.width + x];
+            if (!(std::fabs(v - e) <= 1e-4f) && bad++ < 5)
+                ADD_FAILURE() << where << ": at " << x << "," << y << " (map " << y / p.problem.out_size().height
+                              << ") got " << v << " want " << e;
+        }
+    return bad;
+}
+
 
 // Runs `k` and returns the whole guarded map (host copy).
 std::vector<float> run_guarded(Correlator& k, const Prepared& p, Device device, Layout layout, std::size_t* pitch_out) {
-    const Size o = p.problem.out_size();
+    const Size o = stacked_out_size(p.problem);
     const std::size_t pitch = o.width + 2 * kGuard + 5;  // odd extra so rows are not aligned
     const std::size_t rows = o.height + 2 * kGuard;
     std::vector<float> host(pitch * rows, NAN);
@@ -151,28 +233,99 @@ TEST_P(KernelSweep, MatchesCpuRef) {
         }
         std::size_t pitch = 0;
         const auto got = run_guarded(*kernel, p, entry->device, sc.layout, &pitch);
-        const Size o = p.problem.out_size();
         const std::string where = GetParam() + " case " + std::to_string(c) + " templ " +
                                   std::to_string(sc.templ.width) + "x" + std::to_string(sc.templ.height) +
                                   " roi " + std::to_string(p.problem.roi.x) + "," + std::to_string(p.problem.roi.y) +
                                   " " + std::to_string(p.problem.roi.width) + "x" + std::to_string(p.problem.roi.height);
-        int bad = 0;
-        for (int y = -kGuard; y < o.height + kGuard; ++y)
-            for (int x = -kGuard; x < static_cast<int>(pitch) - kGuard; ++x) {
-                const float v = got[(y + kGuard) * pitch + (x + kGuard)];
-                const bool inside = x >= 0 && y >= 0 && x < o.width && y < o.height;
-                if (!inside) {
-                    if (!std::isnan(v) && bad++ < 5) ADD_FAILURE() << where << ": stray write at " << x << "," << y;
-                    continue;
-                }
-                const float e = p.expected[static_cast<std::size_t>(y) * o.width + x];
-                if (!(std::fabs(v - e) <= 1e-4f) && bad++ < 5)
-                    ADD_FAILURE() << where << ": at " << x << "," << y << " got " << v << " want " << e;
-            }
-        ASSERT_EQ(bad, 0) << where;
+        ASSERT_EQ(count_mismatches(got, pitch, p, where), 0) << where;
         ++checked;
     }
     EXPECT_GT(checked, static_cast<int>(cases.size()) / 2) << GetParam() << " supports too few cases";
+}
+
+// Kernels that must run batches (the tracker's multi-target launch relies on them).
+bool must_support_batches(const std::string& name) {
+    return name == "cpu_fast" || name == "cuda_dp4a" || name.rfind("cuda_dp4a_ilp", 0) == 0;
+}
+
+TEST_P(KernelSweep, BatchedTemplatesMatchCpuRef) {
+    const KernelEntry* entry = find_kernel(GetParam());
+    ASSERT_NE(entry, nullptr);
+    if (!entry->available()) GTEST_SKIP() << GetParam() << ": no CUDA GPU on this machine, GPU batch sweep skipped";
+    auto kernel = entry->create();
+    const auto cases = batch_cases();
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+        const BatchCase& bc = cases[c];
+        const Prepared p = prepare_batch(bc, 777 + static_cast<std::uint32_t>(c) * 31);
+        const NccProblem& prob = p.problem;
+        const std::string where = GetParam() + " batch case " + std::to_string(c) + ": " +
+                                  std::to_string(prob.templates) + " templates " + std::to_string(bc.templ.width) +
+                                  "x" + std::to_string(bc.templ.height) + " step " +
+                                  std::to_string(prob.template_roi_step) + " roi " + std::to_string(prob.roi.x) +
+                                  "," + std::to_string(prob.roi.y) + " " + std::to_string(prob.roi.width) + "x" +
+                                  std::to_string(prob.roi.height);
+        ASSERT_EQ(validate_problem(prob), "") << where;
+        std::string why;
+        if (!kernel->supports(prob, &why)) {
+            EXPECT_FALSE(why.empty()) << where << ": refused without a reason";
+            EXPECT_FALSE(must_support_batches(GetParam())) << where << ": must support batches, says: " << why;
+            std::printf("  %s: not supported: %s\n", where.c_str(), why.c_str());
+            continue;
+        }
+        std::size_t pitch = 0;
+        const auto got = run_guarded(*kernel, p, entry->device, bc.layout, &pitch);
+        ASSERT_EQ(count_mismatches(got, pitch, p, where), 0) << where;
+    }
+}
+
+// The oracle itself: a batched cpu_ref run equals one single-template run per template over
+// its shifted roi, so the stacking and the step mean what correlator.h says.
+TEST(BatchedProblem, CpuRefBatchEqualsOneRunPerTemplate) {
+    auto ref = make_correlator("cpu_ref");
+    const auto cases = batch_cases();
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+        const Prepared p = prepare_batch(cases[c], 777 + static_cast<std::uint32_t>(c) * 31);
+        const NccProblem& batch = p.problem;
+        std::string why;
+        ASSERT_TRUE(ref->supports(batch, &why)) << "cpu_ref must support batch case " << c << ": " << why;
+        const Size o = batch.out_size();
+        const int tw = batch.templ.width, th = batch.templ.height;
+        for (int k = 0; k < batch.templates; ++k) {
+            const ImageView t{p.templ.pixels.data() + static_cast<std::size_t>(k) * tw * th, tw, th,
+                              static_cast<std::size_t>(tw), MemorySpace::kHost};
+            NccProblem single = batch;
+            single.templates = 1;
+            single.template_roi_step = 0;
+            single.roi = batch.roi_of(k);
+            std::vector<float> got(static_cast<std::size_t>(o.width) * o.height, NAN);
+            ref->set_template(t, nullptr);
+            ref->run(p.frame.view(), single, {got.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
+            for (std::size_t i = 0; i < got.size(); ++i)
+                ASSERT_EQ(got[i], p.expected[static_cast<std::size_t>(k) * got.size() + i])
+                    << "case " << c << " template " << k << " index " << i;
+        }
+    }
+}
+
+TEST(BatchedProblem, ValidateChecksTheStepAndTheLastRoi) {
+    NccProblem p{{64, 100}, {8, 8}, {4, 10, 32, 30}, 3, 30};  // rows 10..99: just fits
+    EXPECT_EQ(validate_problem(p), "");
+    p.template_roi_step = 31;  // the last roi ends at row 101
+    const std::string off = validate_problem(p);
+    EXPECT_NE(off.find("template 2"), std::string::npos) << off;
+    EXPECT_NE(off.find("64x100 frame"), std::string::npos) << off;
+    p.template_roi_step = -1;
+    EXPECT_NE(validate_problem(p).find("negative"), std::string::npos) << validate_problem(p);
+    p.template_roi_step = 0;
+    p.templates = 40;  // every template on the first roi: the frame height does not matter
+    EXPECT_EQ(validate_problem(p), "");
+    for (const KernelEntry& e : kernel_registry()) {
+        if (!e.available()) continue;
+        NccProblem bad{{64, 100}, {8, 8}, {4, 10, 32, 30}, 3, 31};
+        std::string why;
+        EXPECT_FALSE(e.create()->supports(bad, &why)) << e.name;
+        EXPECT_FALSE(why.empty()) << e.name;
+    }
 }
 
 std::vector<std::string> kernel_names() {

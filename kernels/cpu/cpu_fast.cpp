@@ -186,51 +186,80 @@ public:
         templ_.resize(static_cast<std::size_t>(templ.width) * templ.height);
         for (int y = 0; y < templ.height; ++y)
             std::memcpy(&templ_[static_cast<std::size_t>(y) * templ.width], templ.row(y), templ.width);
-        templ_height_total_ = templ.height;
-        templ_width_ = templ.width;
-        fft_templ_index_ = -1;
+        fft_ready_.assign(fft_ready_.size(), false);
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
-        const ImageView roi = frame.sub(p.roi);
         const Size o = p.out_size();
         const int tw = p.templ.width, th = p.templ.height;
-        integral_.build(roi);
+        const int step = p.template_roi_step;
+        // One integral image over every row the templates search: template k's windows are the
+        // same boxes k * step rows further down.
+        integral_.build(frame.sub({p.roi.x, p.roi.y, p.roi.width, p.roi.height + (p.templates - 1) * step}));
         numerator_.resize(static_cast<std::size_t>(o.width) * o.height);
-        const bool use_fft = cpu_fast_prefers_fft(roi.size(), p.templ);
+        const Size roi_size{p.roi.width, p.roi.height};
+        const bool use_fft = cpu_fast_prefers_fft(roi_size, p.templ);
+        if (use_fft) prepare_fft(roi_size, p);
         for (int k = 0; k < p.templates; ++k) {
+            const ImageView roi = frame.sub(p.roi_of(k));
             const ImageView t{&templ_[static_cast<std::size_t>(k) * tw * th], tw, th,
                               static_cast<std::size_t>(tw), MemorySpace::kHost};
             if (use_fft) {
-                if (fft_templ_index_ != k) {
-                    fft_.set_template(t);
-                    fft_templ_index_ = k;
+                // Templates past the cached slots share the last one and redo its spectrum.
+                const std::size_t slot = std::min<std::size_t>(k, fft_.size() - 1);
+                if (!fft_ready_[slot] || fft_index_[slot] != k) {
+                    fft_[slot]->set_template(t);
+                    fft_ready_[slot] = true;
+                    fft_index_[slot] = k;
                 }
-                fft_.run(roi, numerator_.data(), o.width);
+                fft_[slot]->run(roi, numerator_.data(), o.width);
             } else {
                 direct_numerator(roi, t, numerator_.data(), o.width);
             }
             const TemplateStats ts = template_stats(t);
+            const int y0 = k * step;
 #pragma omp parallel for schedule(static) if (static_cast<double>(o.width) * o.height > kParallelPositions)
             for (int y = 0; y < o.height; ++y) {
                 float* dst = out.row(k * o.height + y);
                 const std::uint32_t* sit = &numerator_[static_cast<std::size_t>(y) * o.width];
                 for (int x = 0; x < o.width; ++x)
-                    dst[x] = ncc_from_sums(ts.n, static_cast<std::int64_t>(integral_.sum(x, y, tw, th)),
-                                           static_cast<std::int64_t>(integral_.sum_sq(x, y, tw, th)),
+                    dst[x] = ncc_from_sums(ts.n, static_cast<std::int64_t>(integral_.sum(x, y0 + y, tw, th)),
+                                           static_cast<std::int64_t>(integral_.sum_sq(x, y0 + y, tw, th)),
                                            sit[x], ts.sum, ts.sum_sq);
             }
         }
     }
 
 private:
+    // One FFT numerator per template, each caching its template's spectrum, as many as fit
+    // kFftCacheBytes (at least one); a new template split (size) invalidates them all.
+    void prepare_fft(Size roi, const NccProblem& p) {
+        if (p.templ != fft_templ_) {
+            fft_ready_.assign(fft_ready_.size(), false);
+            fft_templ_ = p.templ;
+        }
+        const Size padded = FftNumerator::padded_size(roi);
+        const double bytes = static_cast<double>(padded.width) * padded.height * sizeof(double) +
+                             2.0 * (padded.width / 2 + 1) * padded.height * 2 * sizeof(double);
+        const std::size_t slots = static_cast<std::size_t>(
+            std::clamp(kFftCacheBytes / bytes, 1.0, static_cast<double>(p.templates)));
+        while (fft_.size() < slots) {
+            fft_.push_back(std::make_unique<FftNumerator>());
+            fft_ready_.push_back(false);
+            fft_index_.push_back(-1);
+        }
+    }
+
+    static constexpr double kFftCacheBytes = 256.0 * 1024 * 1024;
+
     KernelInfo info_{"cpu_fast", Device::kCpu,
                      "integral-image window sums + direct or FFTW numerator, all cores"};
     std::vector<std::uint8_t> templ_;
-    int templ_width_ = 0, templ_height_total_ = 0;
     IntegralImages integral_;
     std::vector<std::uint32_t> numerator_;
-    FftNumerator fft_;
-    int fft_templ_index_ = -1;
+    std::vector<std::unique_ptr<FftNumerator>> fft_;
+    std::vector<bool> fft_ready_;  // fft_[i] holds template fft_index_[i]'s spectrum
+    std::vector<int> fft_index_;
+    Size fft_templ_;
 };
 
 }  // namespace

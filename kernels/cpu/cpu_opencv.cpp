@@ -22,12 +22,15 @@ public:
         view.copyTo(templ_);
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
-        const ImageView roi = frame.sub(p.roi);
-        const cv::Mat image(roi.height, roi.width, CV_8UC1, const_cast<std::uint8_t*>(roi.data), roi.pitch);
         const Size o = p.out_size();
-        integral_.build(roi);
+        const int step = p.template_roi_step;
+        // One integral image over every row the templates search: template k's windows are the
+        // same boxes k * step rows further down.
+        integral_.build(frame.sub({p.roi.x, p.roi.y, p.roi.width, p.roi.height + (p.templates - 1) * step}));
         const std::int64_t n = static_cast<std::int64_t>(p.templ.width) * p.templ.height;
         for (int k = 0; k < p.templates; ++k) {
+            const ImageView roi = frame.sub(p.roi_of(k));
+            const cv::Mat image(roi.height, roi.width, CV_8UC1, const_cast<std::uint8_t*>(roi.data), roi.pitch);
             const cv::Mat t = templ_.rowRange(k * p.templ.height, (k + 1) * p.templ.height);
             cv::Mat dst(o.height, o.width, CV_32FC1, out.row(k * o.height), out.pitch * sizeof(float));
             cv::matchTemplate(image, t, dst, cv::TM_CCOEFF_NORMED);
@@ -37,8 +40,9 @@ public:
             for (int y = 0; y < o.height; ++y) {
                 float* row = dst.ptr<float>(y);
                 for (int x = 0; x < o.width; ++x) {
-                    const auto si = static_cast<std::int64_t>(integral_.sum(x, y, p.templ.width, p.templ.height));
-                    const auto sii = static_cast<std::int64_t>(integral_.sum_sq(x, y, p.templ.width, p.templ.height));
+                    const int yk = y + k * step;
+                    const auto si = static_cast<std::int64_t>(integral_.sum(x, yk, p.templ.width, p.templ.height));
+                    const auto sii = static_cast<std::int64_t>(integral_.sum_sq(x, yk, p.templ.width, p.templ.height));
                     if (flat_template || n * sii - si * si == 0) row[x] = 0.0f;
                 }
             }

@@ -30,12 +30,13 @@ public:
             const std::uint8_t* t = &templ_[static_cast<std::size_t>(k) * tw * th];
             const ImageView tv{t, tw, th, static_cast<std::size_t>(tw), MemorySpace::kHost};
             const TemplateStats ts = template_stats(tv);
+            const Rect roi = p.roi_of(k);
             for (int y = 0; y < o.height; ++y) {
                 float* dst = out.row(k * o.height + y);
                 for (int x = 0; x < o.width; ++x) {
                     std::int64_t si = 0, sii = 0, sit = 0;
                     for (int j = 0; j < th; ++j) {
-                        const std::uint8_t* irow = frame.row(p.roi.y + y + j) + p.roi.x + x;
+                        const std::uint8_t* irow = frame.row(roi.y + y + j) + roi.x + x;
                         const std::uint8_t* trow = t + static_cast<std::size_t>(j) * tw;
                         for (int i = 0; i < tw; ++i) {
                             const std::int64_t v = irow[i];
