@@ -1,7 +1,7 @@
-// Single-target NCC tracker: template from the first box, search window around the last
-// position, sub-pixel peak, confidence, lost detection with full-frame re-detection, a
-// template update policy and a small scale search.
-// Thread rules: one thread drives a Tracker; it owns its Correlator and buffers.
+// NCC tracker: template from the first box, search window around the last position,
+// sub-pixel peak, confidence, lost detection with full-frame re-detection, a template update
+// policy and a small scale search; several targets share one pass per frame.
+// Thread rules: one thread drives a tracker; it owns its kernels, stream and buffers.
 #pragma once
 
 #include <memory>
@@ -41,10 +41,14 @@ struct TrackerOptions {
                                     // template, against drift from blend updates
     double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
                                     // with the square of the distance from the last centre
+    bool keep_maps = true;          // GPU path: bring the chosen maps to the host (heatmaps)
 };
 
 struct StageTimes {
-    double decode_ms = 0, upload_ms = 0, correlate_ms = 0, peak_ms = 0, render_ms = 0;
+    // decode: host clock in the decode thread. upload: frame copy to the device plus patch
+    // sampling; correlate, peak: CUDA events on the GPU path, host clocks on the CPU path.
+    // render: host clock. latency: decode start to box ready (filled by the caller).
+    double decode_ms = 0, upload_ms = 0, correlate_ms = 0, peak_ms = 0, render_ms = 0, latency_ms = 0;
 };
 
 struct TrackResult {
@@ -57,6 +61,51 @@ struct TrackResult {
     StageTimes times;
 };
 
+// Tracks several targets through one pass per frame. With a CUDA kernel the whole search runs
+// on the device: the frame (device memory, or host memory it copies itself) is sampled into
+// one atlas of search patches (every target, every scale), correlated with one batched launch
+// per template size where the kernel supports batches (else one launch per patch), and the
+// motion-penalised peaks of all maps come back in one copy: one wait per frame, on an event.
+// With a CPU kernel each target runs its own search on the host.
+// Thread rules: one thread drives a MultiTracker; it owns its CUDA stream, buffers and kernels.
+class MultiTracker {
+public:
+    explicit MultiTracker(TrackerOptions options);
+    ~MultiTracker();
+    MultiTracker(const MultiTracker&) = delete;
+    MultiTracker& operator=(const MultiTracker&) = delete;
+
+    // Checks the box (inside the frame, >= 4x4 px, textured) and builds the template from
+    // `frame` (host or device luma). Returns the target's index, or -1 with *error.
+    int add_target(ImageView frame, const BoxF& box, std::string* error);
+    void clear();
+    int size() const;
+    // Tracks every target on this frame. Results stay valid until the next call.
+    const std::vector<TrackResult>& update(ImageView frame);
+
+    const TrackerOptions& options() const { return options_; }
+    const std::string& kernel_name() const;   // as asked ("auto" stays "auto")
+    std::string kernel_summary() const;
+    bool on_gpu() const;
+    // Swaps the kernel (next update). False + *error when unknown or unavailable.
+    bool set_kernel(const std::string& name, std::string* error);
+    // The stream the GPU path runs on (nullptr on the CPU path): decoders and interop share it.
+    Stream stream() const;
+    // The last correlation map of target i's chosen scale, in host memory (empty when
+    // options.keep_maps is off on the GPU path), and where it lies in the frame.
+    MapView last_map(int i) const;
+    BoxF last_map_region(int i) const;
+    const BoxF& box(int i) const;
+    // Kernel launches of the last update (correlation only), for the batching measurements.
+    int last_correlation_launches() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    TrackerOptions options_;
+};
+
+// Single-target front end of MultiTracker.
 class Tracker {
 public:
     explicit Tracker(TrackerOptions options);
@@ -66,10 +115,10 @@ public:
     bool init(ImageView frame, const BoxF& box, std::string* error);
     TrackResult update(ImageView frame);
 
-    const TrackerOptions& options() const { return options_; }
-    const std::string& kernel_name() const;
+    const TrackerOptions& options() const { return multi_.options(); }
+    const std::string& kernel_name() const { return multi_.kernel_name(); }
     // Swaps the kernel (takes effect on the next update). False + *error if unknown.
-    bool set_kernel(const std::string& name, std::string* error);
+    bool set_kernel(const std::string& name, std::string* error) { return multi_.set_kernel(name, error); }
     // The last correlation map of the chosen scale (host memory) and where it lies in the
     // frame, for heatmap display.
     MapView last_map() const;
@@ -77,9 +126,7 @@ public:
     const BoxF& box() const { return box_; }
 
 private:
-    struct Impl;
-    std::unique_ptr<Impl> impl_;
-    TrackerOptions options_;
+    MultiTracker multi_;
     BoxF box_;
 };
 

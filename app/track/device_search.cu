@@ -1,0 +1,242 @@
+// Device sampling and ranked peaks for the tracker. This file is compiled with --fmad=false:
+// every float and double expression rounds exactly as resample.cpp and tracker.cpp do on the
+// host (no FMA contraction there either), so the GPU path tracks bit-identically.
+#include "app/track/device_search.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace corrtrack {
+namespace {
+
+void check_launch(const char* what) {
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+__device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+struct SampleBatch {
+    SampleItem item[kMaxItemsPerLaunch];
+};
+
+// Area weight of source cell i for the output cell [a, b) of width s (resample.cpp's
+// area_weights, before normalisation-free use).
+__device__ __forceinline__ float area_weight(double a, double b, double s, int i) {
+    const double hi = b < i + 1.0 ? b : i + 1.0;
+    const double lo = a > static_cast<double>(i) ? a : static_cast<double>(i);
+    return static_cast<float>((hi - lo) / s);
+}
+
+__global__ void sample_patches_kernel(const std::uint8_t* __restrict__ src, std::size_t src_pitch, int src_w,
+                                      int src_h, SampleBatch batch, std::uint8_t* atlas, std::size_t atlas_pitch) {
+    const SampleItem& it = batch.item[blockIdx.z];
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    const int v = blockIdx.y * blockDim.y + threadIdx.y;
+    if (u >= it.width || v >= it.height) return;
+    std::uint8_t* dst = atlas + static_cast<std::size_t>(it.dst_row + v) * atlas_pitch + u;
+    const double s = it.scale;
+    const bool integer_origin = it.ox == floor(it.ox) && it.oy == floor(it.oy);
+    if (s == 1.0 && integer_origin) {
+        const int x = clampi(static_cast<int>(it.ox) + u, 0, src_w - 1);
+        const int y = clampi(static_cast<int>(it.oy) + v, 0, src_h - 1);
+        *dst = src[static_cast<std::size_t>(y) * src_pitch + x];
+        return;
+    }
+    if (s <= 1.25) {
+        const double sy = it.oy + (v + 0.5) * s - 0.5;
+        const int y0 = static_cast<int>(floor(sy));
+        const float fy = static_cast<float>(sy - y0);
+        const std::uint8_t* r0 = src + static_cast<std::size_t>(clampi(y0, 0, src_h - 1)) * src_pitch;
+        const std::uint8_t* r1 = src + static_cast<std::size_t>(clampi(y0 + 1, 0, src_h - 1)) * src_pitch;
+        const double sx = it.ox + (u + 0.5) * s - 0.5;
+        const int x0 = static_cast<int>(floor(sx));
+        const float fx = static_cast<float>(sx - x0);
+        const int xa = clampi(x0, 0, src_w - 1), xb = clampi(x0 + 1, 0, src_w - 1);
+        const float top = r0[xa] + fx * (r0[xb] - r0[xa]);
+        const float bottom = r1[xa] + fx * (r1[xb] - r1[xa]);
+        *dst = static_cast<std::uint8_t>(lroundf(top + fy * (bottom - top)));
+        return;
+    }
+    // Area averaging: the host filters rows horizontally, then columns; the same sums in the
+    // same order here, one output pixel per thread.
+    const int span = static_cast<int>(ceil(s)) + 2;
+    const double ax = it.ox + u * s, bx = ax + s;
+    const int cx0 = static_cast<int>(floor(ax));
+    const int cx1 = min(static_cast<int>(ceil(bx)), cx0 + span);
+    const double ay = it.oy + v * s, by = ay + s;
+    const int ry0 = static_cast<int>(floor(ay));
+    const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
+    float acc = 0;
+    for (int j = ry0; j < ry1; ++j) {
+        const std::uint8_t* row = src + static_cast<std::size_t>(clampi(j, 0, src_h - 1)) * src_pitch;
+        float h = 0;
+        for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
+        acc += area_weight(ay, by, s, j) * h;
+    }
+    const long r = lroundf(acc);
+    *dst = static_cast<std::uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+}
+
+struct PeakBatch {
+    PeakItem item[kMaxItemsPerLaunch];
+};
+
+constexpr int kPeakThreads = 512;
+constexpr int kPeakWarps = kPeakThreads / 32;
+
+// The tracker's penalised value (tracker.cpp, penalised_peak): raw minus weight times the
+// squared normalised distance from the map centre, computed in double and rounded to float.
+__device__ __forceinline__ float penalised(float raw, int x, int y, int w, int h, double weight) {
+    if (weight == 0.0) return raw;
+    const double cx = (w - 1) / 2.0, cy = (h - 1) / 2.0;
+    const double rx2 = cx * cx > 1.0 ? cx * cx : 1.0, ry2 = cy * cy > 1.0 ? cy * cy : 1.0;
+    const double dy2 = (y - cy) * (y - cy) / ry2;
+    return raw - static_cast<float>(weight * ((x - cx) * (x - cx) / rx2 + dy2));
+}
+
+// One block per map. Pass 1: first maximum of the penalised map in row-major order. Pass 2:
+// sidelobe statistics outside the exclusion zone, as find_peak (the sums reduce in tree order,
+// so the PSR may differ from the host's in the last bits; the tracker only reports it).
+__global__ void __launch_bounds__(kPeakThreads)
+    ranked_peaks_kernel(const float* __restrict__ maps, PeakBatch batch, RankedPeak* out) {
+    const PeakItem& it = batch.item[blockIdx.x];
+    const float* map = maps + it.offset;
+    const int w = it.width, h = it.height;
+    __shared__ float best_v[kPeakWarps];
+    __shared__ long long best_i[kPeakWarps];
+    __shared__ double sum_s[kPeakWarps], sq_s[kPeakWarps];
+    __shared__ float max_s[kPeakWarps];
+    __shared__ int peak_x, peak_y;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long n = static_cast<long long>(w) * h;
+
+    float bv = -2.0f;
+    long long bi = LLONG_MAX;
+    for (long long i = threadIdx.x; i < n; i += kPeakThreads) {
+        const int y = static_cast<int>(i / w), x = static_cast<int>(i - static_cast<long long>(y) * w);
+        const float v = penalised(map[i], x, y, w, h, it.penalty);
+        if (v > bv) {  // a thread's indices only grow: `>` keeps its first maximum
+            bv = v;
+            bi = i;
+        }
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        const float ov = __shfl_down_sync(0xffffffffu, bv, off);
+        const long long oi = __shfl_down_sync(0xffffffffu, bi, off);
+        if (ov > bv || (ov == bv && oi < bi)) {
+            bv = ov;
+            bi = oi;
+        }
+    }
+    if (lane == 0) {
+        best_v[warp] = bv;
+        best_i[warp] = bi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < kPeakWarps; ++k)
+            if (best_v[k] > bv || (best_v[k] == bv && best_i[k] < bi)) {
+                bv = best_v[k];
+                bi = best_i[k];
+            }
+        const bool found = bi != LLONG_MAX;
+        peak_y = found ? static_cast<int>(bi / w) : 0;
+        peak_x = found ? static_cast<int>(bi - static_cast<long long>(peak_y) * w) : 0;
+        best_v[0] = found ? bv : -2.0f;
+    }
+    __syncthreads();
+    const int px = peak_x, py = peak_y;
+    const float ranked = best_v[0];
+    int radius = max(2, min(w, h) / 8);
+    double sum = 0, sq = 0;
+    float second = -1.0f;
+    for (long long i = threadIdx.x; i < n; i += kPeakThreads) {
+        const int y = static_cast<int>(i / w), x = static_cast<int>(i - static_cast<long long>(y) * w);
+        if (abs(y - py) <= radius && abs(x - px) <= radius) continue;
+        const float v = penalised(map[i], x, y, w, h, it.penalty);
+        sum += v;
+        sq += static_cast<double>(v) * v;
+        second = second < v ? v : second;
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(0xffffffffu, sum, off);
+        sq += __shfl_down_sync(0xffffffffu, sq, off);
+        const float o = __shfl_down_sync(0xffffffffu, second, off);
+        second = second < o ? o : second;
+    }
+    if (lane == 0) {
+        sum_s[warp] = sum;
+        sq_s[warp] = sq;
+        max_s[warp] = second;
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    for (int k = 1; k < kPeakWarps; ++k) {
+        sum += sum_s[k];
+        sq += sq_s[k];
+        second = second < max_s[k] ? max_s[k] : second;
+    }
+    const long long zone_w = min(w - 1, px + radius) - max(0, px - radius) + 1;
+    const long long zone_h = min(h - 1, py + radius) - max(0, py - radius) + 1;
+    const long long count = n - zone_w * zone_h;
+    RankedPeak r;
+    r.ranked = ranked;
+    r.peak.x = px;
+    r.peak.y = py;
+    r.peak.second = count > 0 ? second : 0.0f;
+    r.peak.psr = 0.0f;
+    if (count > 1) {
+        const double mean = sum / count;
+        const double var = sq / count - mean * mean;
+        const double sd = sqrt(var > 0.0 ? var : 0.0);
+        r.peak.psr = static_cast<float>((static_cast<double>(ranked) - mean) / (sd < 1e-6 ? 1e-6 : sd));
+    }
+    // Score and sub-pixel offset from the raw map.
+    const float* row = map + static_cast<std::size_t>(py) * w;
+    const float score = n > 0 ? row[px] : -2.0f;
+    r.peak.score = score;
+    r.peak.sub_x = static_cast<float>(px);
+    r.peak.sub_y = static_cast<float>(py);
+    if (px > 0 && px + 1 < w) r.peak.sub_x += parabolic_offset(row[px - 1], score, row[px + 1]);
+    if (py > 0 && py + 1 < h) r.peak.sub_y += parabolic_offset(row[px - w], score, row[px + w]);
+    out[blockIdx.x] = r;
+}
+
+}  // namespace
+
+void launch_sample_patches(ImageView frame, const std::vector<SampleItem>& items, std::uint8_t* atlas,
+                           std::size_t atlas_pitch, void* stream) {
+    for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
+        const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
+        SampleBatch batch{};
+        int w = 0, h = 0;
+        for (int k = 0; k < count; ++k) {
+            batch.item[k] = items[first + k];
+            w = std::max(w, batch.item[k].width);
+            h = std::max(h, batch.item[k].height);
+        }
+        if (w == 0 || h == 0) continue;
+        const dim3 block(32, 8);
+        const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
+        sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(
+            frame.data, frame.pitch, frame.width, frame.height, batch, atlas, atlas_pitch);
+        check_launch("sample_patches_kernel");
+    }
+}
+
+void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream) {
+    for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
+        const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
+        PeakBatch batch{};
+        for (int k = 0; k < count; ++k) batch.item[k] = items[first + k];
+        ranked_peaks_kernel<<<count, kPeakThreads, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch, out + first);
+        check_launch("ranked_peaks_kernel");
+    }
+}
+
+}  // namespace corrtrack
