@@ -1,5 +1,6 @@
-// auto: the first time a problem shape (frame, template and roi size) comes, times every
-// available CUDA kernel that supports it with CUDA events and remembers the fastest; later
+// auto: the first time a problem shape (frame, template and roi size, template count and roi
+// step) comes, times every available CUDA kernel that supports it (for a batch: cuda_dp4a,
+// cuda_dp4a_ilp, cuda_fft) with CUDA events and remembers the fastest; later
 // calls at that shape go straight to it. The timing round is the one place that synchronizes.
 #include <algorithm>
 #include <cstdio>
@@ -24,16 +25,19 @@ constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
 constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
 
+// A batch's step is part of its shape: with step 0 the FFT shares one roi spectrum among the
+// templates, with any other it transforms every roi, so the winner may differ.
 struct ShapeKey {
-    int frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates;
+    int frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates, roi_step;
     bool operator<(const ShapeKey& o) const {
-        return std::tie(frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates) <
-               std::tie(o.frame_w, o.frame_h, o.templ_w, o.templ_h, o.roi_w, o.roi_h, o.templates);
+        return std::tie(frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates, roi_step) <
+               std::tie(o.frame_w, o.frame_h, o.templ_w, o.templ_h, o.roi_w, o.roi_h, o.templates, o.roi_step);
     }
 };
 
 ShapeKey key_of(const NccProblem& p) {
-    return {p.frame.width, p.frame.height, p.templ.width, p.templ.height, p.roi.width, p.roi.height, p.templates};
+    return {p.frame.width,  p.frame.height, p.templ.width, p.templ.height,
+            p.roi.width,    p.roi.height,   p.templates,   p.templates > 1 ? p.template_roi_step : 0};
 }
 
 bool is_candidate(const KernelEntry& e) {

@@ -1,7 +1,9 @@
 // cuda_dp4a and cuda_dp4a_ilp: the shared-memory tile of corr_shared.cu read as 32-bit words,
 // four pixels per unsigned __dp4a (CUDA Handbook ch. 15, corrShared4Dp4a and
 // corrShared4Dp4aIlp). cuda_dp4a computes one output column per thread; cuda_dp4a_ilp computes
-// C neighbouring columns per thread with independent accumulators (C = 2, 4 or 8).
+// C neighbouring columns per thread with independent accumulators (C = 2, 4 or 8). Both run
+// batches in one launch: gridDim.z is the template, whose roi, template words, statistics
+// (from the stack's prefix table, integral.cuh) and output map are offset by its index.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "cuda/common.cuh"
 #include "cuda/cuda_kernels.h"
+#include "cuda/integral.cuh"
 #include "cuda/ncc_tile.cuh"
 
 namespace corrtrack {
@@ -42,33 +45,10 @@ std::size_t tile_bytes(int twords, int th) {
     return sizeof(std::uint32_t) * tile_words<C>(twords) * (kBlockY + th - 1);
 }
 
-// Template bytes -> words: word (j, k) holds template bytes 4k .. 4k + 3 of row j, byte b in
-// bits 8b .. 8b + 7 (the same lanes the tile uses), zero past the template width.
-static __global__ void pack_template_kernel(const std::uint8_t* __restrict__ src, int tw, int th,
-                                            int twords, std::uint32_t* __restrict__ dst) {
-    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= th * twords) return;
-    const int j = idx / twords;
-    const int k = idx - j * twords;
-    std::uint32_t v = 0;
-    for (int b = 0; b < 4; ++b)
-        if (4 * k + b < tw) v |= static_cast<std::uint32_t>(src[j * tw + 4 * k + b]) << (8 * b);
-    dst[idx] = v;
-}
-
-static void launch_pack_template(const std::uint8_t* src, int tw, int th, std::uint32_t* dst,
-                                 cudaStream_t stream) {
-    const int twords = (tw + 3) / 4;
-    const int n = th * twords;
-    if (n == 0) return;  // an empty template: nothing to pack (run() refuses it)
-    pack_template_kernel<<<(n + 255) / 256, 256, 0, stream>>>(src, tw, th, twords, dst);
-    CORRTRACK_CUDA_LAUNCHED();
-}
-
-// One template word against the window for each of the C columns. w[q] holds tile word
-// (first word of the thread) + k + q; `shift` (bits) is the thread's start byte within w[0]
-// when C is 1 or 2. `mask` keeps the window bytes that lie inside the template: the template
-// word is zero-padded, so SumIT would be right without it, but SumI and SumISq would not.
+// One template word (word i of its row) against the window for each of the C columns. w[q]
+// holds tile word (first word of the thread) + i + q; `shift` (bits) is the thread's start byte
+// within w[0] when C is 1 or 2. `mask` keeps the window bytes that lie inside the template: the
+// template word is zero-padded, so SumIT would be right without it, but SumI and SumISq would not.
 template <int C, int NW>
 __device__ __forceinline__ void accumulate(const std::uint32_t (&w)[NW], std::uint32_t t,
                                            std::uint32_t mask, unsigned shift, unsigned (&si)[C],
@@ -90,21 +70,29 @@ __device__ __forceinline__ void accumulate(const std::uint32_t (&w)[NW], std::ui
 
 // Blocks of 256 threads per SM the register budget must allow (65536 / (256 * blocks) registers
 // a thread). C = 1 is latency-bound and fits 32 registers without spilling: full occupancy.
+// C = 4 fits 48 (5 blocks) without spilling; under a 64 cap ptxas hoists the template-stats
+// loads above the main loop and takes 53, which costs a block per SM (sm_90, ptxas -v).
 // C = 8's 24 accumulators spill under a 64-register cap, so it gets up to 85.
 template <int C>
 constexpr int min_blocks() {
-    return C == 1 ? 8 : C == 2 ? 6 : C == 4 ? 4 : 3;
+    return C == 1 ? 8 : C == 2 ? 6 : C == 4 ? 5 : 3;
 }
 
+// templ: the packed words of the whole stack (twords per row, th rows per template); prefix:
+// the stack's (templates * th + 1)-entry prefix table. Template k = blockIdx.z searches the roi
+// k * roi_step rows down and writes map k, out rows [k * out_h, (k + 1) * out_h).
 template <int C>
 static __global__ void __launch_bounds__(kThreads, min_blocks<C>())
-    corr_dp4a_kernel(NccArgs a, const std::uint32_t* __restrict__ templ, int twords, int row_words) {
+    corr_dp4a_kernel(NccArgs a, const std::uint32_t* __restrict__ templ,
+                     const TemplatePrefix* __restrict__ prefix, int twords, int row_words) {
     static_assert(C == 1 || C == 2 || C % 4 == 0, "columns per thread: 1, 2 or a multiple of 4");
     constexpr int kNW = window_words<C>();
     extern __shared__ std::uint32_t tile[];
+    const int k = blockIdx.z;
     const int ox0 = blockIdx.x * (kBlockX * C);
     const int oy0 = blockIdx.y * kBlockY;
-    const TileSource src{a.frame, a.frame_pitch, a.frame_width, a.roi_x + ox0, a.roi_y + oy0,
+    // Rows of template k's roi: [roi_y + k * roi_step, + roi_h), inside the frame (validated).
+    const TileSource src{a.frame, a.frame_pitch, a.frame_width, a.roi_x + ox0, a.roi_y + k * a.roi_step + oy0,
                          min(kBlockX * C + a.tw - 1, a.roi_w - ox0), min(kBlockY + a.th - 1, a.roi_h - oy0)};
     direct::stage_tile_words(src, tile, row_words);
     __syncthreads();
@@ -125,15 +113,15 @@ static __global__ void __launch_bounds__(kThreads, min_blocks<C>())
     for (int c = 0; c < C; ++c) si[c] = sii[c] = sit[c] = 0;
 
     const std::uint32_t* srow = tile + threadIdx.y * row_words + (cx >> 2);
-    const std::uint32_t* trow = templ;
+    const std::uint32_t* trow = templ + static_cast<std::size_t>(k) * a.th * twords;
     for (int j = 0; j < a.th; ++j, srow += row_words, trow += twords) {
         std::uint32_t w[kNW];
 #pragma unroll
         for (int q = 0; q < kNW - 1; ++q) w[q] = srow[q];
 #pragma unroll 4
-        for (int k = 0; k < twords - 1; ++k) {
-            w[kNW - 1] = srow[k + kNW - 1];
-            accumulate<C>(w, __ldg(trow + k), 0xffffffffu, shift, si, sii, sit);
+        for (int i = 0; i < twords - 1; ++i) {
+            w[kNW - 1] = srow[i + kNW - 1];
+            accumulate<C>(w, __ldg(trow + i), 0xffffffffu, shift, si, sii, sit);
 #pragma unroll
             for (int q = 0; q < kNW - 1; ++q) w[q] = w[q + 1];
         }
@@ -141,18 +129,20 @@ static __global__ void __launch_bounds__(kThreads, min_blocks<C>())
         accumulate<C>(w, __ldg(trow + twords - 1), last_mask, shift, si, sii, sit);
     }
 
-    float* out = a.out + static_cast<std::size_t>(y) * a.out_pitch + x0;
+    const DeviceTemplateStats ts = stacked_template_stats(prefix, k, a.tw, a.th);
+    float* out = a.out + (static_cast<std::size_t>(k) * a.out_h + y) * a.out_pitch + x0;
 #pragma unroll
     for (int c = 0; c < C; ++c)
-        if (x0 + c < a.out_w) out[c] = ncc_from_sums(a.n, si[c], sii[c], sit[c], a.st, a.stt);
+        if (x0 + c < a.out_w) out[c] = ncc_from_sums(ts.n, si[c], sii[c], sit[c], ts.sum, ts.sum_sq);
 }
 
 template <int C>
-static void launch_corr_dp4a(const NccArgs& a, const std::uint32_t* templ, cudaStream_t stream) {
+static void launch_corr_dp4a(const NccArgs& a, const std::uint32_t* templ, const TemplatePrefix* prefix,
+                             cudaStream_t stream) {
     const int twords = (a.tw + 3) / 4;
     const dim3 block(kBlockX, kBlockY);
-    const dim3 grid((a.out_w + kBlockX * C - 1) / (kBlockX * C), (a.out_h + kBlockY - 1) / kBlockY);
-    corr_dp4a_kernel<C><<<grid, block, tile_bytes<C>(twords, a.th), stream>>>(a, templ, twords,
+    const dim3 grid((a.out_w + kBlockX * C - 1) / (kBlockX * C), (a.out_h + kBlockY - 1) / kBlockY, a.templates);
+    corr_dp4a_kernel<C><<<grid, block, tile_bytes<C>(twords, a.th), stream>>>(a, templ, prefix, twords,
                                                                              tile_words<C>(twords));
     CORRTRACK_CUDA_LAUNCHED();
 }
@@ -162,13 +152,17 @@ public:
     CudaDp4a(KernelInfo info, int columns) : info_(std::move(info)), columns_(columns) {}
     const KernelInfo& info() const override { return info_; }
     bool supports(const NccProblem& p, std::string* why) const override {
-        return direct::ncc_direct_supports(p, why);
+        return direct::ncc_direct_supports(p, why, /*batches=*/true);
     }
+    // A batch's templates come stacked in one image; words and the prefix table cover the whole
+    // stack, so run() can split it any way (one kernel launch here, as the packing was before).
     void set_template(ImageView templ, Stream stream) override {
         upload_.set(templ, templ.height, stream);
         const int twords = (templ.width + 3) / 4;
         words_.ensure(static_cast<std::size_t>(twords) * templ.height);
-        launch_pack_template(upload_.device(), templ.width, templ.height, words_.get(), as_cuda(stream));
+        prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
+        launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), words_.get(),
+                               as_cuda(stream));
         fallback_.template_changed();
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
@@ -189,13 +183,14 @@ private:
             fallback_.run(upload_, frame, p, out, stream);
             return;
         }
-        launch_corr_dp4a<C>(a, words_.get(), as_cuda(stream));
+        launch_corr_dp4a<C>(a, words_.get(), prefix_.get(), as_cuda(stream));
     }
 
     KernelInfo info_;
     int columns_;
     TemplateUpload upload_;
     DeviceBuffer<std::uint32_t> words_;
+    DeviceBuffer<TemplatePrefix> prefix_;
     direct::NccRunCheck check_;
     direct::SmemLimit smem_;
     direct::TexFallback fallback_;

@@ -25,6 +25,8 @@ constexpr int kColBatch = 8;  // loads in flight per thread before the dependent
 constexpr int kFinishWidth = 32;
 constexpr int kFinishRows = 8;
 
+constexpr int kPrefixThreads = 256;  // template rows per step of the prefix kernel
+
 // Seeds each tile of a row scan with the total of the tiles before it.
 struct RunningTotal {
     std::uint64_t total;
@@ -150,11 +152,47 @@ integral_cols_kernel(std::uint32_t* __restrict__ sum, std::uint64_t* __restrict_
     }
 }
 
-// Reads the numerator of output (x, y): exact integers, or an FFT value to round.
+// Thread t of a step owns template row base + t: it sums the row (and packs its words when
+// asked), then two block scans turn the row sums into prefixes, carried across steps.
+static __global__ void __launch_bounds__(kPrefixThreads)
+template_prefix_kernel(const std::uint8_t* __restrict__ templ, int width, int rows,
+                       TemplatePrefix* __restrict__ prefix, std::uint32_t* __restrict__ words) {
+    using Scan = cub::BlockScan<std::uint64_t, kPrefixThreads>;
+    __shared__ typename Scan::TempStorage tmp;
+    const int nwords = (width + 3) / 4;
+    RunningTotal run_sum{0}, run_sq{0};
+    if (threadIdx.x == 0) prefix[0] = {0, 0};
+    for (int base = 0; base < rows; base += kPrefixThreads) {  // every thread takes every step
+        const int r = base + threadIdx.x;
+        std::uint64_t s = 0, q = 0;
+        if (r < rows) {
+            const std::uint8_t* row = templ + static_cast<std::size_t>(r) * width;
+            for (int i = 0; i < nwords; ++i) {
+                std::uint32_t w = 0;
+                for (int b = 0; b < 4; ++b) {
+                    if (4 * i + b >= width) break;
+                    const std::uint32_t v = __ldg(row + 4 * i + b);
+                    w |= v << (8 * b);
+                    s += v;
+                    q += v * v;
+                }
+                if (words) words[static_cast<std::size_t>(r) * nwords + i] = w;
+            }
+        }
+        std::uint64_t sum = 0, sum_sq = 0;
+        Scan(tmp).InclusiveSum(s, sum, run_sum);
+        __syncthreads();
+        Scan(tmp).InclusiveSum(q, sum_sq, run_sq);
+        __syncthreads();
+        if (r < rows) prefix[r + 1] = {sum, sum_sq};
+    }
+}
+
+// Reads the numerator of output (x, y) of map k: exact integers, or an FFT value to round.
 struct ExactNumerator {
     const std::uint32_t* sit;
     std::size_t pitch;
-    __device__ std::uint32_t operator()(int x, int y) const {
+    __device__ std::uint32_t operator()(int x, int y, int) const {
         return __ldg(sit + static_cast<std::size_t>(y) * pitch + x);
     }
 };
@@ -162,31 +200,41 @@ struct ExactNumerator {
 struct RoundedNumerator {
     const double* corr;
     std::size_t pitch;
+    std::size_t map_stride;  // elements between the numerators of successive maps
     double scale;
     // The FFT error is far below 0.5 (see corr_fft.cu), so the nearest integer is exact; the
     // clamps only keep the conversion defined.
-    __device__ std::uint32_t operator()(int x, int y) const {
-        const double v = rint(__ldg(corr + static_cast<std::size_t>(y) * pitch + x) * scale);
+    __device__ std::uint32_t operator()(int x, int y, int k) const {
+        const double v =
+            rint(__ldg(corr + k * map_stride + static_cast<std::size_t>(y) * pitch + x) * scale);
         return v <= 0.0 ? 0u : static_cast<std::uint32_t>(fmin(v, 4294967295.0));
     }
 };
 
+// Map k = blockIdx.z: its stats from `prefix` when given (a batch), else `stats`; its windows
+// k * step table rows further down; its rows k * oh further down the output.
 template <typename Numerator>
 static __global__ void __launch_bounds__(kFinishWidth * kFinishRows)
 ncc_finish_kernel(Numerator num, IntegralTables tables, int tw, int th, DeviceTemplateStats stats,
-                  float* __restrict__ out, std::size_t out_pitch, int ow, int oh) {
+                  const TemplatePrefix* __restrict__ prefix, int step, float* __restrict__ out,
+                  std::size_t out_pitch, int ow, int oh) {
     const int x = blockIdx.x * kFinishWidth + threadIdx.x;
     const int y = blockIdx.y * kFinishRows + threadIdx.y;
+    const int k = blockIdx.z;
     if (x >= ow || y >= oh) return;
-    out[static_cast<std::size_t>(y) * out_pitch + x] = ncc_window(tables, x, y, tw, th, num(x, y), stats);
+    const DeviceTemplateStats ts = prefix ? stacked_template_stats(prefix, k, tw, th) : stats;
+    out[(static_cast<std::size_t>(k) * oh + y) * out_pitch + x] =
+        ncc_window(tables, x, y + k * step, tw, th, num(x, y, k), ts);
 }
 
 template <typename Numerator>
 static void launch_finish(Numerator num, const IntegralTables& tables, Size templ,
-                   const DeviceTemplateStats& stats, MapView out, Size o, cudaStream_t stream) {
+                          const DeviceTemplateStats& stats, const TemplatePrefix* prefix, int templates,
+                          int step, MapView out, Size o, cudaStream_t stream) {
     const dim3 block(kFinishWidth, kFinishRows);
-    const dim3 grid((o.width + kFinishWidth - 1) / kFinishWidth, (o.height + kFinishRows - 1) / kFinishRows);
-    ncc_finish_kernel<<<grid, block, 0, stream>>>(num, tables, templ.width, templ.height, stats,
+    const dim3 grid((o.width + kFinishWidth - 1) / kFinishWidth, (o.height + kFinishRows - 1) / kFinishRows,
+                    templates);
+    ncc_finish_kernel<<<grid, block, 0, stream>>>(num, tables, templ.width, templ.height, stats, prefix, step,
                                                   out.data, out.pitch, o.width, o.height);
     CORRTRACK_CUDA_LAUNCHED();
 }
@@ -222,29 +270,49 @@ void GpuIntegral::build(ImageView roi, cudaStream_t stream) {
     CORRTRACK_CUDA_LAUNCHED();
 }
 
+void launch_template_prefix(const std::uint8_t* templ, int width, int rows, TemplatePrefix* prefix,
+                            std::uint32_t* words, cudaStream_t stream) {
+    template_prefix_kernel<<<1, kPrefixThreads, 0, stream>>>(templ, width, rows, prefix, words);
+    CORRTRACK_CUDA_LAUNCHED();
+}
+
 void launch_ncc_finish(const std::uint32_t* sit, std::size_t sit_pitch, const IntegralTables& tables,
                        Size templ, const DeviceTemplateStats& stats, MapView out, Size out_size,
                        cudaStream_t stream) {
-    launch_finish(ExactNumerator{sit, sit_pitch}, tables, templ, stats, out, out_size, stream);
+    launch_finish(ExactNumerator{sit, sit_pitch}, tables, templ, stats, nullptr, 1, 0, out, out_size, stream);
 }
 
 void launch_ncc_finish_rounded(const double* corr, std::size_t corr_pitch, double scale,
                                const IntegralTables& tables, Size templ,
                                const DeviceTemplateStats& stats, MapView out, Size out_size,
                                cudaStream_t stream) {
-    launch_finish(RoundedNumerator{corr, corr_pitch, scale}, tables, templ, stats, out, out_size, stream);
+    launch_finish(RoundedNumerator{corr, corr_pitch, 0, scale}, tables, templ, stats, nullptr, 1, 0, out,
+                  out_size, stream);
 }
 
-bool jpdc_supports(const NccProblem& p, std::string* why) {
+void launch_ncc_finish_rounded_batch(const double* corr, std::size_t corr_pitch, std::size_t map_stride,
+                                     double scale, const IntegralTables& tables, Size templ,
+                                     const TemplatePrefix* prefix, int templates, int step, MapView out,
+                                     Size out_size, cudaStream_t stream) {
+    launch_finish(RoundedNumerator{corr, corr_pitch, map_stride, scale}, tables, templ, DeviceTemplateStats{},
+                  prefix, templates, step, out, out_size, stream);
+}
+
+bool jpdc_supports(const NccProblem& p, std::string* why, bool batches) {
     if (!cuda_supports_common(p, why)) return false;
     std::string err;
-    if (p.templates != 1)
-        err = std::to_string(p.templates) + " templates in one pass: only one is supported";
+    // Window sums of every template come from one pair of tables over the rows they search.
+    const Size searched{p.roi.width, p.roi.height + (p.templates - 1) * p.template_roi_step};
+    if (p.templates != 1 && !batches)
+        err = std::to_string(p.templates) + " templates in one pass: this kernel runs one at a time";
+    else if (p.templates > kMaxBatchTemplates)
+        err = std::to_string(p.templates) + " templates in one pass: at most " +
+              std::to_string(kMaxBatchTemplates) + " (one grid layer each)";
     else if (p.out_size().height > kMaxOutputRows)
         err = "search region " + size_text({p.roi.width, p.roi.height}) + " has more than " +
               std::to_string(kMaxOutputRows) + " output rows";
     else
-        GpuIntegral::supports({p.roi.width, p.roi.height}, &err);
+        GpuIntegral::supports(searched, &err);
     if (why) *why = err;
     return err.empty();
 }
@@ -259,9 +327,14 @@ void jpdc_check_run(const Correlator& self, ImageView frame, const NccProblem& p
     if (frame.size() != p.frame)
         throw std::invalid_argument(who + "frame " + size_text(frame.size()) + " does not match the problem's " +
                                     size_text(p.frame));
-    if (templ.count() != 1 || templ.width() != p.templ.width || templ.height() != p.templ.height)
-        throw std::invalid_argument(who + "no template of size " + size_text(p.templ) + " was set");
-    const Size o = p.out_size();
+    const Size stack{p.templ.width, p.templ.height * p.templates};
+    if (templ.count() != 1 || templ.width() != stack.width || templ.height() != stack.height)
+        throw std::invalid_argument(who + "no template of size " + size_text(stack) +
+                                    (p.templates > 1 ? " (" + std::to_string(p.templates) + " stacked " +
+                                                           size_text(p.templ) + " templates)"
+                                                     : std::string()) +
+                                    " was set");
+    const Size o{p.out_size().width, p.out_size().height * p.templates};
     if (out.size() != o || out.pitch < static_cast<std::size_t>(o.width))
         throw std::invalid_argument(who + "output " + size_text(out.size()) + " is not the " + size_text(o) +
                                     " the problem needs");

@@ -31,18 +31,27 @@ struct NccArgs {
     int tw, th;                 // template size
     float* out;                 // device map, valid positions only
     std::size_t out_pitch;      // floats
-    int out_w, out_h;
-    std::int64_t n, st, stt;    // template pixel count and exact sums
+    int out_w, out_h;           // one map; a batch stacks `templates` of them
+    std::int64_t n, st, stt;    // template pixel count and exact sums (of the whole stack)
+    int templates;              // templates stacked in the template and the output
+    int roi_step;               // rows between the rois of successive templates
 };
 
 // Grid rows are 8 outputs high in every direct kernel; gridDim.y is capped at 65535.
 constexpr int kNccMaxOutHeight = 65535 * 8;
+// Batched direct kernels put the template on gridDim.z.
+constexpr int kNccMaxTemplates = 65535;
 
-// supports() of the direct kernels: the shared rules, one template, a launchable grid.
-inline bool ncc_direct_supports(const NccProblem& p, std::string* why) {
+// supports() of the direct kernels: the shared rules, a launchable grid, and one template
+// unless the kernel runs batches (`batches`: up to kNccMaxTemplates, any template_roi_step).
+inline bool ncc_direct_supports(const NccProblem& p, std::string* why, bool batches = false) {
     if (!cuda_supports_common(p, why)) return false;
-    if (p.templates != 1) {
+    if (p.templates != 1 && !batches) {
         if (why) *why = "batched templates (templates > 1) are not supported by this kernel";
+        return false;
+    }
+    if (p.templates > kNccMaxTemplates) {
+        if (why) *why = "more than " + std::to_string(kNccMaxTemplates) + " templates in one pass";
         return false;
     }
     if (p.out_size().height > kNccMaxOutHeight) {
@@ -62,15 +71,20 @@ public:
         const auto named = [&k](const std::string& what) { return k.info().name + ": " + what; };
         std::string why;
         if (!k.supports(p, &why)) throw std::invalid_argument(named(why));
-        if (t.count() != 1 || t.width() != p.templ.width || t.height() != p.templ.height)
+        // A batch's templates arrive as one stacked image (set_template cannot know the split).
+        const int stack_height = p.templ.height * p.templates;
+        if (t.count() != 1 || t.width() != p.templ.width || t.height() != stack_height)
             throw std::logic_error(named("run() needs set_template() with a " +
-                                         std::to_string(p.templ.width) + "x" +
-                                         std::to_string(p.templ.height) + " template first"));
+                                         std::to_string(p.templ.width) + "x" + std::to_string(stack_height) +
+                                         (p.templates > 1 ? " stack of " + std::to_string(p.templates) + " templates"
+                                                          : std::string(" template")) +
+                                         " first"));
         if (frame.width != p.frame.width || frame.height != p.frame.height ||
             frame.pitch < static_cast<std::size_t>(frame.width))
             throw std::invalid_argument(named("frame view does not match the problem's frame size"));
         const Size o = p.out_size();
-        if (out.width < o.width || out.height < o.height || out.pitch < static_cast<std::size_t>(o.width))
+        if (out.width < o.width || out.height < o.height * p.templates ||
+            out.pitch < static_cast<std::size_t>(o.width))
             throw std::invalid_argument(named("output view smaller than the problem's output"));
         if (frame.data != checked_frame_) {
             require_device(frame.data, named("frame"));
@@ -83,7 +97,7 @@ public:
         const DeviceTemplateStats& s = t.stats();
         return NccArgs{frame.data, frame.pitch, frame.width, p.roi.x, p.roi.y, p.roi.width,
                        p.roi.height, p.templ.width, p.templ.height, out.data, out.pitch,
-                       o.width, o.height, s.n, s.sum, s.sum_sq};
+                       o.width, o.height, s.n, s.sum, s.sum_sq, p.templates, p.template_roi_step};
     }
 
 private:
@@ -127,24 +141,45 @@ private:
 
 // Problems whose tile does not fit in shared memory (only on GPUs with a small opt-in limit:
 // an H200 fits every tile up to 256x256 templates) run through cuda_tex instead, which needs
-// none. Created on first use; it gets the template from the host copy the upload keeps.
+// none. Created on first use; it gets the template from the host copy the upload keeps. A
+// batch runs one template at a time (cuda_tex takes one), through one cuda_tex per template
+// so that each keeps its template between frames.
 class TexFallback {
 public:
-    void template_changed() { stale_ = true; }
+    void template_changed() { stale_.assign(stale_.size(), true); }
     void run(const TemplateUpload& t, ImageView frame, const NccProblem& p, MapView out, Stream s) {
-        if (!impl_) impl_ = make_cuda_tex();
-        if (stale_) {
-            const ImageView host{t.host().data(), t.width(), t.height(),
-                                 static_cast<std::size_t>(t.width()), MemorySpace::kHost};
-            impl_->set_template(host, s);
-            stale_ = false;
+        if (p.templ != split_) {
+            template_changed();
+            split_ = p.templ;
         }
-        impl_->run(frame, p, out, s);
+        while (impls_.size() < static_cast<std::size_t>(p.templates)) {
+            impls_.push_back(make_cuda_tex());
+            stale_.push_back(true);
+        }
+        const Size o = p.out_size();
+        const std::size_t templ_bytes = static_cast<std::size_t>(p.templ.width) * p.templ.height;
+        NccProblem one = p;
+        one.templates = 1;
+        one.template_roi_step = 0;
+        for (int k = 0; k < p.templates; ++k) {
+            if (stale_[k]) {
+                const ImageView host{t.host().data() + k * templ_bytes, p.templ.width, p.templ.height,
+                                     static_cast<std::size_t>(p.templ.width), MemorySpace::kHost};
+                impls_[k]->set_template(host, s);
+                stale_[k] = false;
+            }
+            one.roi = p.roi_of(k);
+            MapView map = out;
+            map.data = out.row(k * o.height);
+            map.height = o.height;
+            impls_[k]->run(frame, one, map, s);
+        }
     }
 
 private:
-    std::unique_ptr<Correlator> impl_;
-    bool stale_ = true;
+    std::vector<std::unique_ptr<Correlator>> impls_;
+    std::vector<bool> stale_;
+    Size split_;
 };
 
 inline int round_up(int v, int m) { return (v + m - 1) / m * m; }
