@@ -259,3 +259,88 @@ TEST(Tracker, SameTrackOnEveryAvailableKernel) {
 
 }  // namespace
 }  // namespace corrtrack
+
+namespace corrtrack {
+namespace {
+
+// Tracks several targets through a clip with one MultiTracker.
+std::vector<std::vector<TrackResult>> track_many(const std::string& path, const std::vector<BoxF>& boxes,
+                                                 const std::string& kernel, int* launches = nullptr) {
+    std::string error;
+    SourceOptions so;
+    so.input = path;
+    so.want_rgb = false;
+    auto source = FrameSource::open(so, &error);
+    EXPECT_TRUE(source) << error;
+    TrackerOptions options;
+    options.kernel = kernel;
+    MultiTracker tracker(options);
+    std::vector<std::vector<TrackResult>> out;
+    Frame f;
+    while (source && source->read(f) == ReadStatus::kFrame) {
+        if (f.index == 0) {
+            for (const BoxF& b : boxes) EXPECT_GE(tracker.add_target(f.luma_view(), b, &error), 0) << error;
+            continue;
+        }
+        out.push_back(tracker.update(f.luma_view()));
+        if (launches) *launches = tracker.last_correlation_launches();
+    }
+    return out;
+}
+
+void expect_same_tracks(const std::vector<std::vector<TrackResult>>& got,
+                        const std::vector<std::vector<TrackResult>>& want, double tol, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i].size(), want[i].size()) << what;
+        for (std::size_t t = 0; t < got[i].size(); ++t) {
+            EXPECT_NEAR(got[i][t].sub_cx, want[i][t].sub_cx, tol) << what << " frame " << i + 1 << " target " << t;
+            EXPECT_NEAR(got[i][t].sub_cy, want[i][t].sub_cy, tol) << what << " frame " << i + 1 << " target " << t;
+            EXPECT_NEAR(got[i][t].score, want[i][t].score, 1e-4) << what << " frame " << i + 1 << " target " << t;
+            EXPECT_EQ(got[i][t].lost, want[i][t].lost) << what << " frame " << i + 1 << " target " << t;
+        }
+    }
+}
+
+// One pass over several targets gives what one tracker per target gives; on a GPU the device
+// path (atlas sampling incl. area averaging for a scaled-down target, batched launch, ranked
+// peaks) reproduces the host path, and targets of one template size share one launch.
+TEST(MultiTracker, OnePassMatchesOneTrackerPerTargetAndBatchesOnTheGpu) {
+    TempDir dir("multi");
+    SyntheticClipSpec spec;
+    spec.width = 480;
+    spec.height = 360;
+    spec.object_width = 40;
+    spec.object_height = 32;
+    spec.frames = 30;
+    std::string error;
+    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
+    ASSERT_EQ(truth.size(), 30u) << error;
+    const std::vector<BoxF> same_size{{truth[0].x, truth[0].y, 40, 32}, {300, 200, 40, 32}, {380, 60, 40, 32}};
+    std::vector<BoxF> mixed = same_size;
+    mixed.push_back({200, 220, 130, 110});  // 2.7x reduction: area sampling
+    mixed.push_back({30, 250, 47, 29});     // bilinear-free scale 1, another template size
+
+    const auto multi = track_many(dir.file("clip.mkv"), mixed, "cpu_fast");
+    for (std::size_t t = 0; t < mixed.size(); ++t) {
+        const auto single = track_many(dir.file("clip.mkv"), {mixed[t]}, "cpu_fast");
+        std::vector<std::vector<TrackResult>> column;
+        for (const auto& frame : multi) column.push_back({frame[t]});
+        expect_same_tracks(column, single, 0.0, "target " + std::to_string(t));
+    }
+    if (!cuda_available()) {
+        std::printf("no GPU: the device path of MultiTracker was not run\n");
+        return;
+    }
+    int launches = 0;
+    expect_same_tracks(track_many(dir.file("clip.mkv"), mixed, "cuda_dp4a_ilp", &launches), multi, 1e-3,
+                       "cuda_dp4a_ilp");
+    std::printf("cuda_dp4a_ilp: %d correlation launches for %zu targets x 3 scales\n", launches, mixed.size());
+    track_many(dir.file("clip.mkv"), same_size, "cuda_dp4a_ilp", &launches);
+    EXPECT_EQ(launches, 1) << "3 targets of one template size x 3 scales in one batched launch";
+    track_many(dir.file("clip.mkv"), same_size, "cuda_shared", &launches);
+    EXPECT_EQ(launches, 9) << "cuda_shared has no batched form: one launch per patch";
+}
+
+}  // namespace
+}  // namespace corrtrack

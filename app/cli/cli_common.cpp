@@ -107,13 +107,15 @@ void StageSamples::add(const StageTimes& t) {
     correlate.push_back(t.correlate_ms);
     peak.push_back(t.peak_ms);
     render.push_back(t.render_ms);
+    latency.push_back(t.latency_ms);
 }
 
 std::string StageSamples::summary() const {
     std::string s;
     char buf[96];
     const std::pair<const char*, const std::vector<double>*> stages[] = {
-        {"decode", &decode}, {"upload", &upload}, {"correlate", &correlate}, {"peak", &peak}, {"render", &render}};
+        {"decode", &decode}, {"upload", &upload}, {"correlate", &correlate}, {"peak", &peak}, {"render", &render},
+        {"latency", &latency}};
     for (const auto& [name, v] : stages) {
         std::snprintf(buf, sizeof buf, "  %-10s median %8.3f ms   p95 %8.3f ms\n", name, median(*v), percentile(*v, 95));
         s += buf;

@@ -30,7 +30,7 @@ double percentile(std::vector<double> v, double p);
 
 // Per-stage samples for the end-of-run summary.
 struct StageSamples {
-    std::vector<double> decode, upload, correlate, peak, render;
+    std::vector<double> decode, upload, correlate, peak, render, latency;  // latency: decode start to box ready
     void add(const StageTimes& t);
     // "decode 1.20 / 2.10 ms, upload ..." (median / p95)
     std::string summary() const;

@@ -13,6 +13,7 @@
 #include "app/io/result_writers.h"
 #include "app/io/video_writer.h"
 #include "app/pipeline/frame_ring.h"
+#include "app/pipeline/track_loop.h"
 
 namespace corrtrack {
 namespace {
@@ -27,6 +28,7 @@ struct TrackArgs {
     bool quiet = false;
     double read_timeout = 5.0;
     bool realtime = false;
+    DecodeMode decode = DecodeMode::kAuto;
     TrackerOptions tracker;
 };
 
@@ -57,19 +59,34 @@ int run_track(const TrackArgs& a) {
     }
     announce_compute_path();
 
+    // The tracker exists before the source: NVDEC decodes on the tracker's stream.
+    TrackerOptions topt = a.tracker;
+    topt.keep_maps = !a.video.empty() && a.heatmap;
+    MultiTracker tracker(topt);
+    if (!tracker.set_kernel(topt.kernel, &error)) {
+        std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
+        return kExitUsage;
+    }
     SourceOptions so;
     so.input = a.input;
     so.want_rgb = !a.video.empty();
     so.read_timeout_s = a.read_timeout;
+    so.decode = a.decode;
+    so.cuda_stream = tracker.stream();
+    // A GPU tracker reads the luma plane straight from the decoder's surface.
+    so.want_host_luma = !tracker.on_gpu();
+    constexpr int kSlots = 6;
+    so.held_frames = kSlots + 2;
     auto source = FrameSource::open(so, &error);
     if (!source) {
         std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
         return kExitInput;
     }
-    FramePipeline pipeline(std::move(source), 4);
+    const std::string decode_mode = source->decode_mode();
+    if (!source->decode_note().empty()) std::fprintf(stderr, "corrtrack: %s\n", source->decode_note().c_str());
+    FramePipeline pipeline(std::move(source), kSlots);
     if (!a.quiet) std::fprintf(stderr, "corrtrack: %s\n", pipeline.description().c_str());
 
-    std::vector<std::unique_ptr<Tracker>> trackers;
     std::vector<std::vector<BoxF>> tracks(boxes.size());
     CsvWriter csv;
     if (!a.csv.empty() && !csv.open(a.csv, &error)) {
@@ -80,114 +97,74 @@ int run_track(const TrackArgs& a) {
     std::vector<std::uint8_t> annotated;  // the frame copy we draw on, reused
     nlohmann::json json_frames = nlohmann::json::array();
     StageSamples samples;
-    long frames = 0, lost_frames = 0;
+    long lost_frames = 0;
     const bool tty = isatty(STDERR_FILENO);
     const auto t_start = std::chrono::steady_clock::now();
     auto t_progress = t_start;
-    double track_ms_total = 0;
     int exit_code = 0;
 
-    // --realtime: frame n is due at t_start + (pts_n - pts_0). A frame that is already more
-    // than one frame interval late is dropped (counted), an early one waits.
-    std::vector<TrackResult> results(boxes.size());  // this frame's, one per target, reused
-    long late_drops = 0;
-    double first_pts = -1;
-    const double interval = pipeline.fps() > 0 ? 1.0 / pipeline.fps() : 0.04;
-    while (const Frame* f = pipeline.acquire()) {
-        if (a.max_frames >= 0 && frames >= a.max_frames) {
-            pipeline.release(f);
-            break;
-        }
-        if (a.realtime) {
-            if (first_pts < 0) first_pts = f->pts;
-            const auto due = t_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                           std::chrono::duration<double>(f->pts - first_pts));
-            const auto now = std::chrono::steady_clock::now();
-            if (frames > 0 && now - due > std::chrono::duration<double>(interval)) {
-                ++late_drops;
-                pipeline.release(f);
-                continue;
-            }
-            if (due > now) std::this_thread::sleep_until(due);
-        }
-        std::fill(results.begin(), results.end(), TrackResult{});
-        if (trackers.empty()) {
-            for (std::size_t i = 0; i < boxes.size(); ++i) {
-                auto t = std::make_unique<Tracker>(a.tracker);
-                if (!t->init(f->luma_view(), boxes[i], &error)) {
-                    std::fprintf(stderr, "corrtrack track: target %zu: %s\n", i, error.c_str());
-                    pipeline.release(f);
-                    return kExitInput;
-                }
-                results[i].box = boxes[i];
-                results[i].sub_cx = boxes[i].cx();
-                results[i].sub_cy = boxes[i].cy();
-                results[i].score = 1.0f;
-                trackers.push_back(std::move(t));
-            }
-            if (!a.quiet)
-                std::fprintf(stderr, "corrtrack: kernel %s%s\n", kernel.c_str(),
-                             kernel == "auto" ? " (picks the fastest per shape)" : "");
-        } else {
-            for (std::size_t i = 0; i < trackers.size(); ++i) {
-                const auto t0 = std::chrono::steady_clock::now();
-                results[i] = trackers[i]->update(f->luma_view());
-                track_ms_total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            }
-        }
+    auto on_frame = [&](const LoopFrame& lf, std::vector<TrackResult>& results, std::string* why) {
+        if (lf.first && !a.quiet)
+            std::fprintf(stderr, "corrtrack: kernel %s%s\n", kernel.c_str(),
+                         kernel == "auto" ? " (picks the fastest per shape)" : "");
         const auto t_render = std::chrono::steady_clock::now();
         if (!a.video.empty()) {
+            const Frame* f = lf.frame;
             if (!video) {
                 VideoWriterOptions vo;
                 vo.fps = pipeline.fps() > 0 ? pipeline.fps() : 25.0;
-                video = VideoWriter::open(a.video, f->size(), vo, &error);
-                if (!video) {
-                    std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
-                    pipeline.release(f);
-                    return kExitInput;
-                }
+                video = VideoWriter::open(a.video, f->size(), vo, why);
+                if (!video) return false;
                 annotated.resize(f->rgb.size());
             }
             std::copy(f->rgb.begin(), f->rgb.end(), annotated.begin());
             RgbImage img{annotated.data(), f->width, f->height, static_cast<std::size_t>(f->width) * 3};
-            for (std::size_t i = 0; i < trackers.size(); ++i) {
-                if (a.heatmap && frames > 0) {
-                    draw_dashed_box(img, trackers[i]->last_map_region(), {255, 255, 255});
-                    if (i == 0) draw_heatmap_inset(img, trackers[i]->last_map(), 8, 8, std::min(160, f->width / 4));
+            for (std::size_t i = 0; i < results.size(); ++i) {
+                if (a.heatmap && !lf.first) {
+                    draw_dashed_box(img, tracker.last_map_region(static_cast<int>(i)), {255, 255, 255});
+                    if (i == 0)
+                        draw_heatmap_inset(img, tracker.last_map(0), 8, 8, std::min(160, f->width / 4));
                 }
                 const Rgb color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
                 draw_box(img, results[i].box, color, 2);
             }
-            if (!video->write_rgb(annotated.data(), img.pitch, &error)) {
-                std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
-                pipeline.release(f);
-                return kExitInput;
-            }
+            if (!video->write_rgb(annotated.data(), img.pitch, why)) return false;
         }
-        const double render_ms =
-            a.video.empty() ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_render).count();
+        const double render_ms = a.video.empty() ? 0.0
+                                                 : std::chrono::duration<double, std::milli>(
+                                                       std::chrono::steady_clock::now() - t_render).count();
         for (std::size_t i = 0; i < results.size(); ++i) {
-            results[i].times.decode_ms = f->decode_ms;
             results[i].times.render_ms = render_ms;
-            FrameRecord rec{f->index, f->pts, static_cast<int>(i), results[i]};
+            FrameRecord rec{lf.index, lf.pts, static_cast<int>(i), results[i]};
             if (!a.csv.empty()) csv.write(rec);
             if (!a.json.empty()) json_frames.push_back(to_json(rec));
             tracks[i].push_back(results[i].box);
             if (results[i].lost) ++lost_frames;
             if (i == 0) samples.add(results[i].times);
         }
-        ++frames;
-        pipeline.release(f);
-
         const auto now = std::chrono::steady_clock::now();
         if (!a.quiet && std::chrono::duration<double>(now - t_progress).count() >= 1.0) {
             t_progress = now;
             const double secs = std::chrono::duration<double>(now - t_start).count();
             const long total = pipeline.frame_count();
-            std::fprintf(stderr, tty ? "\rframe %ld%s%s  %.1f fps   " : "frame %ld%s%s  %.1f fps\n", frames,
-                         total > 0 ? "/" : "", total > 0 ? std::to_string(total).c_str() : "", frames / secs);
+            const long done = static_cast<long>(tracks[0].size());
+            std::fprintf(stderr, tty ? "\rframe %ld%s%s  %.1f fps   " : "frame %ld%s%s  %.1f fps\n", done,
+                         total > 0 ? "/" : "", total > 0 ? std::to_string(total).c_str() : "", done / secs);
         }
+        return true;
+    };
+    TrackLoopOptions lo;
+    lo.realtime = a.realtime;
+    lo.max_frames = a.max_frames;
+    lo.need_host_frame = !a.video.empty();
+    TrackLoopStats st;
+    if (run_track_loop(pipeline, tracker, boxes, lo, on_frame, &st, &error) != 0) {
+        std::fprintf(stderr, "%scorrtrack track: %s\n", tty && !a.quiet ? "\n" : "", error.c_str());
+        return kExitInput;
     }
+    const long frames = st.frames;
+    const long late_drops = st.late_drops;
+    const double track_ms_total = st.track_ms;
     if (!pipeline.error().empty()) {
         std::fprintf(stderr, "%scorrtrack track: %s\n", tty && !a.quiet ? "\n" : "", pipeline.error().c_str());
         exit_code = kExitInput;
@@ -233,7 +210,9 @@ int run_track(const TrackArgs& a) {
         std::printf("frames      %ld (%ld target-frames lost)\n", frames, lost_frames);
         std::printf("wall time   %.2f s, %.1f fps end to end, %.1f fps tracking alone\n", secs,
                     frames / std::max(secs, 1e-9), frames > 1 ? (frames - 1) * 1000.0 / std::max(track_ms_total, 1e-9) : 0.0);
-        std::printf("kernel      %s\n", kernel.c_str());
+        std::printf("kernel      %s (%d target%s, %s)\n", kernel.c_str(), static_cast<int>(boxes.size()),
+                    boxes.size() == 1 ? "" : "s", tracker.on_gpu() ? "GPU" : "CPU");
+        std::printf("decode      %s\n", decode_mode.c_str());
         std::printf("stage times (per frame, first target):\n%s", samples.summary().c_str());
         if (pipeline.dropped() > 0) std::printf("dropped     %ld frames (live source)\n", pipeline.dropped());
         if (a.realtime) std::printf("late        %ld frames dropped to keep real time\n", late_drops);
@@ -262,6 +241,13 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
         ->capture_default_str();
     cmd->add_flag("--realtime", args->realtime,
                   "pace files to their timestamps; frames that fall behind are dropped and counted");
+    cmd->add_option_function<std::string>(
+           "--decode",
+           [args](const std::string& s) {
+               if (!parse_decode_mode(s, &args->decode))
+                   throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
+           },
+           "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows)");
     cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
     add_tracker_options(*cmd, args->tracker);
     cmd->callback([args, &outcome] { outcome.exit_code = run_track(*args); });

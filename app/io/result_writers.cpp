@@ -12,7 +12,7 @@ CsvWriter::~CsvWriter() {
 
 const char* CsvWriter::header() {
     return "frame,pts,target,x,y,w,h,cx,cy,score,confidence,lost,redetected,"
-           "decode_ms,upload_ms,correlate_ms,peak_ms,render_ms";
+           "decode_ms,upload_ms,correlate_ms,peak_ms,render_ms,latency_ms";
 }
 
 bool CsvWriter::open(const std::string& path, std::string* error) {
@@ -28,10 +28,10 @@ bool CsvWriter::open(const std::string& path, std::string* error) {
 
 void CsvWriter::write(const FrameRecord& r) {
     const TrackResult& t = r.result;
-    std::fprintf(file_, "%ld,%.6f,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.5f,%.3f,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+    std::fprintf(file_, "%ld,%.6f,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.5f,%.3f,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
                  r.frame, r.pts, r.target, t.box.x, t.box.y, t.box.width, t.box.height, t.sub_cx, t.sub_cy,
                  t.score, t.confidence, t.lost ? 1 : 0, t.redetected ? 1 : 0, t.times.decode_ms,
-                 t.times.upload_ms, t.times.correlate_ms, t.times.peak_ms, t.times.render_ms);
+                 t.times.upload_ms, t.times.correlate_ms, t.times.peak_ms, t.times.render_ms, t.times.latency_ms);
 }
 
 bool CsvWriter::close(std::string* error) {
@@ -76,7 +76,8 @@ nlohmann::json to_json(const FrameRecord& r) {
               {"upload", t.times.upload_ms},
               {"correlate", t.times.correlate_ms},
               {"peak", t.times.peak_ms},
-              {"render", t.times.render_ms}}}};
+              {"render", t.times.render_ms},
+              {"latency", t.times.latency_ms}}}};
 }
 
 bool write_json_file(const std::string& path, const nlohmann::json& doc, std::string* error) {

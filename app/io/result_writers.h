@@ -22,7 +22,7 @@ struct FrameRecord {
 };
 
 // Columns: frame,pts,target,x,y,w,h,cx,cy,score,confidence,lost,redetected,
-// decode_ms,upload_ms,correlate_ms,peak_ms,render_ms (boxes 0-based, top-left corner).
+// decode_ms,upload_ms,correlate_ms,peak_ms,render_ms,latency_ms (boxes 0-based, top-left corner).
 class CsvWriter {
 public:
     ~CsvWriter();
