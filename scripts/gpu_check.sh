@@ -14,6 +14,9 @@
 #   bench      corrtrack bench, the full default sweep: bench.csv, bench.png, bench.json, bench.txt
 #   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264): NVDEC
 #              (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
+#   e2e        corrtrack bench --e2e on 1080p and 4K H.264 clips made here (testsrc2, x264
+#              veryfast): decode-only vs decode+track, software and NVDEC; e2e.txt, e2e.json
+#              (extra flags in E2E_ARGS; limit T_E2E, 150 s)
 # then prints a pass/fail table (also in summary.txt). The whole run keeps to T_TOTAL (450 s):
 # each step's limit is cut to what is left of it.
 #
@@ -28,7 +31,7 @@
 #
 # Environment:
 #   STEPS                   the steps to run, in any order (default: all of them:
-#                           "ffmpeg smi libs tests sanitizer bench nvdec"), e.g.
+#                           "ffmpeg smi libs tests sanitizer bench nvdec e2e"), e.g.
 #                           STEPS="tests sanitizer bench"; ffmpeg runs anyway when a chosen step
 #                           needs it (libs, tests, bench, nvdec)
 #   OUT                     where the results go. When set (the device tool's $OUT, which returns
@@ -89,8 +92,9 @@ T_MEMCHECK="${T_MEMCHECK:-60}"
 T_RACECHECK="${T_RACECHECK:-60}"
 T_BENCH="${T_BENCH:-170}"
 T_NVDEC="${T_NVDEC:-60}"
+T_E2E="${T_E2E:-150}"
 SANITIZER_GTEST_FILTER="${SANITIZER_GTEST_FILTER:-*KernelSweep*cuda_*}"
-STEPS="${STEPS:-ffmpeg smi libs tests sanitizer bench nvdec}"
+STEPS="${STEPS:-ffmpeg smi libs tests sanitizer bench nvdec e2e}"
 deadline=$((t_begin + T_TOTAL))
 
 want() {  # STEP...: true if STEPS names any of them
@@ -99,8 +103,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|bench|nvdec) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck bench nvdec)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|bench|nvdec|e2e) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck bench nvdec e2e)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -124,7 +128,7 @@ publish() {  # copy the results to $OUT (at most 8 files come back from the devi
   [ -n "$final" ] || return 0
   local f
   cp -f "$out/summary.txt" "$final/summary.txt"
-  for f in bench.csv bench.json bench.png bench.txt nvdec.txt; do
+  for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json; do
     [ -f "$out/$f" ] && cp -f "$out/$f" "$final/$f"
   done
   tar -C "$out" -czf "$final/gpu_check.tar.gz.tmp" . 2>/dev/null && mv -f "$final/gpu_check.tar.gz.tmp" "$final/gpu_check.tar.gz"
@@ -196,7 +200,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests bench nvdec; then
+if want ffmpeg libs tests bench nvdec e2e; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -363,6 +367,26 @@ EOF
   rm -f "$out/nvdec-1080p.mp4"
   fps="$(grep -E '^(nvdec|cuvid|cpu): ' "$out/nvdec.txt" | sed -E 's/: 600 frames in .* = / /' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
   record nvdec "$(status_of $rc)${fps:+: $fps}" $((SECONDS - t0)) nvdec.txt
+fi
+
+# e2e: the whole pipeline (decode thread, pinned slots or NVDEC surfaces, copy, track) on
+# 1080p and 4K H.264 clips made here, software decode and NVDEC, each against decoding alone.
+if want e2e; then
+  t0=$SECONDS
+  lim="$(limit_of "$T_E2E")"
+  ff="$ffprefix/bin/ffmpeg"
+  {
+    "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
+      -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-1080p.mp4" &&
+    "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=3840x2160:rate=30:duration=10 \
+      -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-4k.mp4"
+  } >"$out/e2e.log" 2>&1
+  # shellcheck disable=SC2086  # E2E_ARGS is a list of words on purpose
+  timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" bench \
+    --e2e "$out/e2e-1080p.mp4,$out/e2e-4k.mp4" --json "$out/e2e.json" ${E2E_ARGS:-} >"$out/e2e.txt" 2>>"$out/e2e.log"
+  rc=$?
+  rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
+  record e2e "$(status_of $rc)" $((SECONDS - t0)) "e2e.txt, e2e.log"
 fi
 
 # Summary
