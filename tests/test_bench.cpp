@@ -216,6 +216,87 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
     EXPECT_EQ(doc.at("results")[0].at("runs_ms").size(), 3u);
 }
 
+TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
+    TempDir dir;
+    ASSERT_FALSE(dir.path().empty());
+    const fs::path csv_path = dir / "batch.csv", json_path = dir / "batch.json";
+    const CliRun run = run_cli(dir, "bench --kernels cpu_ref,cpu_fast --sizes 160x120 --templates 8,13x7 "
+                                    "--modes full,window --runs 3 --warmup 1 --batch 3 --quiet --csv " +
+                                        sh_quote(csv_path.string()) + " --json " + sh_quote(json_path.string()));
+    EXPECT_EQ(run.code, 0) << run.output;
+    EXPECT_NE(run.output.find("batch_ms"), std::string::npos) << "no batch columns in the table: " << run.output;
+    EXPECT_NE(run.output.find("per_target_ms"), std::string::npos) << run.output;
+
+    const Csv csv = read_csv(csv_path);
+    // The existing columns keep their order; the batch columns follow them.
+    const std::vector<std::string> columns = {"kernel",        "size",          "template",   "mode",
+                                              "median_ms",     "mpos_per_s",    "gmac_per_s", "dp4a_peak_pct",
+                                              "x_cuda_shared", "x_cuda_fft",    "min_ms",     "p90_ms",
+                                              "runs",          "status",        "batch_n",    "batch_ms",
+                                              "per_target_ms", "batch_speedup", "batch_status"};
+    EXPECT_EQ(csv.columns, columns);
+    bool header = false;
+    for (const std::string& c : csv.comments) header = header || c.rfind("# batch: ", 0) == 0;
+    EXPECT_TRUE(header) << "no '# batch: ' header line saying what the columns mean";
+    ASSERT_EQ(csv.rows.size(), 8u);
+    int window_rows = 0;
+    for (const auto& row : csv.rows) {
+        const std::string where = row.at("kernel") + " " + row.at("template") + " " + row.at("mode");
+        ASSERT_EQ(row.at("status"), "ok") << where;
+        if (row.at("mode") == "full") {
+            // Batches are timed in window mode only.
+            for (const char* c : {"batch_n", "batch_ms", "per_target_ms", "batch_speedup", "batch_status"})
+                EXPECT_EQ(row.at(c), "") << where << " " << c;
+            continue;
+        }
+        ++window_rows;
+        EXPECT_EQ(row.at("batch_n"), "3") << where;
+        ASSERT_EQ(row.at("batch_status"), "ok") << where;
+        const double batch = std::stod(row.at("batch_ms")), separate = std::stod(row.at("per_target_ms")),
+                     speedup = std::stod(row.at("batch_speedup"));
+        EXPECT_GT(batch, 0) << where;
+        EXPECT_GT(separate, 0) << where;
+        EXPECT_GT(speedup, 0) << where;
+        expect_near_rel(speedup, separate / batch, 1e-3, where + " batch_speedup");
+    }
+    EXPECT_EQ(window_rows, 4);
+
+    const auto doc = nlohmann::json::parse(read_file(json_path));
+    int batched = 0;
+    for (const auto& r : doc.at("results")) {
+        if (r.at("mode") != "window") {
+            EXPECT_FALSE(r.contains("batch")) << r.dump();
+            continue;
+        }
+        ASSERT_TRUE(r.contains("batch")) << r.dump();
+        const auto& b = r.at("batch");
+        EXPECT_EQ(b.at("n"), 3);
+        EXPECT_EQ(b.at("status"), "ok");
+        EXPECT_GT(b.at("batch_ms").get<double>(), 0);
+        EXPECT_GT(b.at("per_target_ms").get<double>(), 0);
+        EXPECT_GT(b.at("batch_speedup").get<double>(), 0);
+        EXPECT_EQ(b.at("batch_runs_ms").size(), 3u);
+        EXPECT_EQ(b.at("per_target_runs_ms").size(), 3u);
+        ++batched;
+    }
+    EXPECT_EQ(batched, 4);
+}
+
+TEST(Bench, BatchOffKeepsTheColumnsAndBadBatchIsABadOption) {
+    TempDir dir;
+    const fs::path csv_path = dir / "plain.csv";
+    CliRun run = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --modes window --runs 1 "
+                              "--warmup 0 --quiet --csv " + sh_quote(csv_path.string()));
+    EXPECT_EQ(run.code, 0) << run.output;
+    const Csv csv = read_csv(csv_path);
+    ASSERT_FALSE(csv.columns.empty());
+    EXPECT_EQ(csv.columns.back(), "status") << "batch columns without --batch";
+    EXPECT_EQ(run.output.find("batch"), std::string::npos) << run.output;
+    run = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --runs 1 --batch -2");
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_NE(run.output.find("--batch"), std::string::npos) << run.output;
+}
+
 TEST(Bench, UnknownKernelIsABadOption) {
     TempDir dir;
     const CliRun run = run_cli(dir, "bench --kernels cpu_ref,no_such_kernel --sizes 160x120 --templates 8 --runs 1");

@@ -1,5 +1,6 @@
 // `corrtrack bench`: times registered kernels over frame sizes x template sizes x search modes
-// on random data, then prints a table and writes CSV, JSON and a PNG plot.
+// on random data, then prints a table and writes CSV, JSON and a PNG plot. With --batch N,
+// window cases also time N targets as one batched run against N separate run() calls.
 // Thread rules: main thread only; owns one CUDA stream and two timing events when GPU kernels
 // run, and synchronizes that stream after every timed run.
 #include <cuda_runtime.h>
@@ -58,6 +59,7 @@ struct BenchOptions {
     std::vector<std::string> ratio_to;
     bool variants = false;  // also time the tuning variants (kernel_variants())
     bool quiet = false;
+    int batch = 0;          // window cases: also time this many targets batched vs separately (0: off)
 };
 
 // GPU medians need enough samples to be stable; CPU kernels may time fewer to fit the budget.
@@ -67,6 +69,8 @@ constexpr int kMinCpuRuns = 5;
 constexpr int kWindowFactor = 3;
 // Baselines every row is compared with (time_baseline / time_kernel).
 const char* const kBaselines[] = {"cuda_shared", "cuda_fft"};
+// --batch at most this many targets (one correlator each for the separate calls).
+constexpr int kMaxBatch = 1024;
 
 enum class Mode { kFull, kWindow };
 
@@ -215,6 +219,10 @@ bool make_plan(const BenchOptions& o, Plan* plan, std::string* error) {
     dedupe(plan->templates);
     std::stable_sort(plan->sizes.begin(), plan->sizes.end(), by_area);
     std::stable_sort(plan->templates.begin(), plan->templates.end(), by_area);
+    if (o.batch < 0 || o.batch > kMaxBatch) {
+        *error = "--batch must be between 0 (off) and " + std::to_string(kMaxBatch);
+        return false;
+    }
     if (o.runs < 1 || o.warmup < 0 || !(o.max_seconds > 0) || o.max_total_seconds < 0 || o.hang_seconds < 0 ||
         o.peak_gmacs < 0) {
         *error = "--runs must be >= 1, --warmup >= 0, --max-seconds > 0; --max-total-seconds, --hang-seconds "
@@ -484,6 +492,32 @@ double cpu_time_ms(const std::function<void()>& work) {
 
 enum class Status { kOk, kUnsupported, kSkipped, kUnavailable, kError };
 
+// --batch: N targets of a window case as one batched run (an atlas of N search windows,
+// templates = N, template_roi_step = window height) against N separate run() calls, one
+// correlator per target, on the same windows and templates.
+struct BatchResult {
+    int n = 0;  // 0: not attempted (--batch off, full mode, or the case itself did not run)
+    Status status = Status::kOk;
+    std::string note;                         // the reason for any status but ok
+    std::vector<double> batch_runs, separate_runs;  // timed runs (separate: all N calls)
+    double batch_ms = 0, separate_ms = 0;     // medians
+
+    bool attempted() const { return n > 0; }
+    bool ok() const { return attempted() && status == Status::kOk; }
+    double speedup() const { return ok() ? separate_ms / batch_ms : NAN; }
+    std::string status_text() const {
+        if (!attempted()) return {};
+        switch (status) {
+            case Status::kOk: return "ok";
+            case Status::kUnsupported: return "n/a: " + note;
+            case Status::kSkipped: return "skipped: " + note;
+            case Status::kUnavailable: return "unavailable: " + note;
+            case Status::kError: return "error: " + note;
+        }
+        return note;
+    }
+};
+
 struct Result {
     const KernelEntry* kernel = nullptr;
     Case c;
@@ -492,6 +526,7 @@ struct Result {
     bool too_slow = false;  // skipped for the time budget (larger cases of it are skipped too)
     std::vector<double> ms; // timed runs
     double median_ms = 0, min_ms = 0, p90_ms = 0;
+    BatchResult batch;
 
     bool ok() const { return status == Status::kOk; }
     bool gpu() const { return kernel->device == Device::kCuda; }
@@ -623,6 +658,7 @@ private:
                     } else {
                         const ImageView fv = group == Device::kCuda && device_frame ? device_frame->view() : frame.view();
                         run_case(r, fv, templates_[t].view(), maps);
+                        if (o_.batch > 0 && mode == Mode::kWindow && r.ok()) run_batch(r, frame, maps);
                     }
                     busy_since_ns_ = 0;
                     report_progress(r);
@@ -776,6 +812,147 @@ private:
         }
     }
 
+    // Window origins of the batch's targets, spread over the frame by a fixed rule (the same
+    // for every kernel), so the atlas holds n different windows of the case's frame.
+    static std::vector<Rect> batch_windows(Size frame, Size window, int n) {
+        std::vector<Rect> w;
+        for (int i = 0; i < n; ++i) {
+            const int x = static_cast<int>(static_cast<long long>(frame.width - window.width) * ((37 * i + 50) % 101) / 100);
+            const int y = static_cast<int>(static_cast<long long>(frame.height - window.height) * ((61 * i + 50) % 101) / 100);
+            w.push_back({x, y, window.width, window.height});
+        }
+        return w;
+    }
+
+    // Times `work` like a case (a first run as the budget probe, warm-up, then --runs timed
+    // runs, fewer for CPU kernels to fit --max-seconds). False, with the reason, when one run
+    // is over the budget.
+    bool time_runs(const std::function<void()>& work, bool gpu, std::vector<double>* runs, double* median,
+                   std::string* why) {
+        const double limit_ms = o_.max_seconds * 1000.0;
+        const auto once = [&] {
+            busy_since_ns_ = now_ns();
+            return gpu ? gpu_->time_ms(work) : cpu_time_ms(work);
+        };
+        const double first = once();
+        if (first > limit_ms) {
+            *why = "too slow (one run took " + seconds_text(first) + ", budget " + seconds_text(limit_ms) + ")";
+            return false;
+        }
+        if (o_.warmup == 0) runs->push_back(first);
+        for (int i = 1; i < o_.warmup; ++i) once();
+        int count = o_.runs;
+        if (!gpu) {
+            const double fit = std::min(limit_ms / std::max(first, 1e-3), 1e6);
+            count = std::clamp(static_cast<int>(fit), std::min(o_.runs, kMinCpuRuns), o_.runs);
+        }
+        while (static_cast<int>(runs->size()) < count) runs->push_back(once());
+        std::vector<double> sorted = *runs;
+        std::sort(sorted.begin(), sorted.end());
+        const std::size_t n = sorted.size();
+        *median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+        return true;
+    }
+
+    // --batch N on a window case that ran: an atlas of N windows of the frame (W x N*H), N
+    // random templates stacked, one batched run (templates = N, template_roi_step = H) against
+    // N separate run() calls (one correlator per target, each with its template) on the same
+    // atlas windows, into the same stacked output. Templates are set untimed.
+    void run_batch(Result& r, const HostImage& host_frame, MapStore& maps) {
+        BatchResult& b = r.batch;
+        const int n = o_.batch;
+        b.n = n;
+        const KernelEntry* k = r.kernel;
+        const bool gpu = k->device == Device::kCuda;
+        if (o_.max_total_seconds > 0 &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() > o_.max_total_seconds) {
+            b.status = Status::kSkipped;
+            b.note = "bench time limit reached (--max-total-seconds)";
+            return;
+        }
+        const NccProblem single = r.c.problem();
+        const Size window{single.roi.width, single.roi.height};
+        const Size templ = r.c.templ;
+        const NccProblem batched{{window.width, window.height * n}, templ, {0, 0, window.width, window.height},
+                                 n, window.height};
+        std::string why;
+        Correlator* kernel = correlator(k, &why);
+        if (!kernel) {
+            b.status = Status::kError;
+            b.note = why;
+            return;
+        }
+        why.clear();
+        if (!kernel->supports(batched, &why)) {
+            b.status = Status::kUnsupported;
+            b.note = why.empty() ? "declined by the kernel (no reason given)" : why;
+            return;
+        }
+        HostImage atlas;
+        atlas.size = batched.frame;
+        atlas.pitch = static_cast<std::size_t>(window.width);
+        atlas.bytes.resize(atlas.pitch * atlas.size.height);
+        const std::vector<Rect> windows = batch_windows(host_frame.size, window, n);
+        for (int i = 0; i < n; ++i)
+            for (int y = 0; y < window.height; ++y)
+                std::memcpy(&atlas.bytes[(static_cast<std::size_t>(i) * window.height + y) * atlas.pitch],
+                            host_frame.view().row(windows[i].y + y) + windows[i].x, window.width);
+        const HostImage stack = random_image({templ.width, templ.height * n}, o_.seed + 2, 1);
+        const std::size_t templ_bytes = static_cast<std::size_t>(templ.width) * templ.height;
+        try {
+            std::unique_ptr<DeviceImage> device_atlas;
+            if (gpu) device_atlas = std::make_unique<DeviceImage>(atlas);
+            const ImageView frame = gpu ? device_atlas->view() : atlas.view();
+            const Stream stream = gpu ? gpu_->stream() : nullptr;
+            const Size o = single.out_size();
+            const MapView out = maps.get({o.width, o.height * n}, gpu);
+            std::vector<std::unique_ptr<Correlator>>& separate = separate_[k];
+            while (static_cast<int>(separate.size()) < n) {
+                std::string err;
+                std::unique_ptr<Correlator> c = make_correlator(k->name, &err);
+                if (!c) throw std::runtime_error("creating a correlator per target failed: " + err);
+                separate.push_back(std::move(c));
+            }
+            std::vector<NccProblem> problems;
+            std::vector<MapView> outs;
+            busy_since_ns_ = now_ns();
+            kernel->set_template(stack.view(), stream);
+            for (int i = 0; i < n; ++i) {
+                const ImageView t{stack.bytes.data() + i * templ_bytes, templ.width, templ.height,
+                                  static_cast<std::size_t>(templ.width), MemorySpace::kHost};
+                separate[i]->set_template(t, stream);
+                problems.push_back({batched.frame, templ, batched.roi_of(i), 1, 0});
+                MapView map = out;
+                map.data = out.row(i * o.height);
+                map.height = o.height;
+                outs.push_back(map);
+            }
+            if (gpu) gpu_->synchronize();
+            const auto batch_work = [&] { kernel->run(frame, batched, out, stream); };
+            const auto separate_work = [&] {
+                for (int i = 0; i < n; ++i) separate[i]->run(frame, problems[i], outs[i], stream);
+            };
+            if (!time_runs(batch_work, gpu, &b.batch_runs, &b.batch_ms, &why) ||
+                !time_runs(separate_work, gpu, &b.separate_runs, &b.separate_ms, &why)) {
+                b.status = Status::kSkipped;
+                b.note = why;
+                b.batch_runs.clear();
+                b.separate_runs.clear();
+                return;
+            }
+            if (!(b.batch_ms > 0) || !(b.separate_ms > 0)) {
+                b.status = Status::kError;
+                b.note = "timer reported no elapsed time";
+            }
+        } catch (const std::exception& e) {
+            b.status = Status::kError;
+            b.note = e.what();
+            b.batch_runs.clear();
+            b.separate_runs.clear();
+            if (gpu) check_gpu_after_error(k->name);
+        }
+    }
+
     // A fault inside a kernel leaves the CUDA context unusable; later GPU cases then report
     // that instead of a string of follow-on errors.
     void check_gpu_after_error(const char* kernel) {
@@ -791,9 +968,18 @@ private:
         if (o_.quiet) return;
         char buf[64] = "";
         if (r.ok()) std::snprintf(buf, sizeof buf, "%.4f ms (%zu runs)", r.median_ms, r.ms.size());
-        std::fprintf(stderr, "bench: [%zu/%zu] %s %s %s %s: %s\n", done_, total_, r.kernel->name,
+        std::string batch;
+        if (r.batch.ok()) {
+            char b[128];
+            std::snprintf(b, sizeof b, "; batch of %d %.4f ms vs %.4f ms separately (%.2fx)", r.batch.n,
+                          r.batch.batch_ms, r.batch.separate_ms, r.batch.speedup());
+            batch = b;
+        } else if (r.batch.attempted()) {
+            batch = "; batch " + r.batch.status_text();
+        }
+        std::fprintf(stderr, "bench: [%zu/%zu] %s %s %s %s: %s%s\n", done_, total_, r.kernel->name,
                      size_text(r.c.frame).c_str(), size_text(r.c.templ).c_str(), mode_name(r.c.mode),
-                     r.ok() ? buf : r.status_text().c_str());
+                     r.ok() ? buf : r.status_text().c_str(), batch.c_str());
     }
 
     const BenchOptions& o_;
@@ -809,6 +995,7 @@ private:
     std::string gpu_lost_;
     std::vector<HostImage> templates_;
     std::map<const KernelEntry*, std::pair<std::unique_ptr<Correlator>, std::string>> correlators_;
+    std::map<const KernelEntry*, std::vector<std::unique_ptr<Correlator>>> separate_;  // --batch: one per target
     std::vector<Result> results_;
     std::size_t done_ = 0, total_ = 0;
     std::chrono::steady_clock::time_point started_;
@@ -823,6 +1010,7 @@ struct Report {
     std::vector<std::string> ratio_names;                     // cuda_shared, cuda_fft, --ratio-to
     std::map<std::string, const Result*> by_kernel_case;
     GpuInfo gpu;
+    int batch = 0;  // --batch N: the batch columns are there when N > 0
 
     const Result* find(const std::string& kernel, const Case& c) const {
         const auto it = by_kernel_case.find(kernel + "|" + c.key());
@@ -867,6 +1055,7 @@ void print_table(const Report& rep, std::FILE* f) {
     std::fprintf(f, "\n%-*s %10s %9s %-6s %11s %10s %10s %7s", static_cast<int>(kw), "kernel", "size", "template",
                  "mode", "median ms", "Mpos/s", "GMAC/s", "%DP4A");
     for (const std::string& t : ratio_titles) std::fprintf(f, " %*s", static_cast<int>(std::max<std::size_t>(t.size(), 6)), t.c_str());
+    if (rep.batch > 0) std::fprintf(f, " %7s %11s %13s %7s", "batch_n", "batch_ms", "per_target_ms", "x batch");
     std::fprintf(f, "  status\n");
     const auto cell = [](double v, const char* format) {
         const std::string s = fmt(v, format);
@@ -881,7 +1070,20 @@ void print_table(const Report& rep, std::FILE* f) {
         for (std::size_t i = 0; i < rep.ratio_names.size(); ++i)
             std::fprintf(f, " %*s", static_cast<int>(std::max<std::size_t>(ratio_titles[i].size(), 6)),
                          cell(rep.ratio(r, rep.ratio_names[i]), "%.2f").c_str());
-        std::fprintf(f, "  %s\n", r.status_text().c_str());
+        std::string status = r.status_text();
+        if (rep.batch > 0) {
+            const BatchResult& b = r.batch;
+            const char* missing = b.attempted() && b.status == Status::kUnsupported ? "n/a" : "-";
+            const auto bcell = [&](double v, const char* format) {
+                const std::string s = fmt(v, format);
+                return s.empty() ? std::string(missing) : s;
+            };
+            std::fprintf(f, " %7s %11s %13s %7s", b.attempted() ? std::to_string(b.n).c_str() : "-",
+                         bcell(b.ok() ? b.batch_ms : NAN, "%.4f").c_str(),
+                         bcell(b.ok() ? b.separate_ms : NAN, "%.4f").c_str(), bcell(b.speedup(), "%.2f").c_str());
+            if (b.attempted() && !b.ok()) status += "; batch " + b.status_text();
+        }
+        std::fprintf(f, "  %s\n", status.c_str());
     }
 }
 
@@ -939,7 +1141,9 @@ bool write_csv(const Report& rep, const std::string& path, std::string* error) {
     for (const std::string& line : header_lines(rep)) out << "# " << line << "\n";
     out << "kernel,size,template,mode,median_ms,mpos_per_s,gmac_per_s,dp4a_peak_pct";
     for (const std::string& n : rep.ratio_names) out << ",x_" << n;
-    out << ",min_ms,p90_ms,runs,status\n";
+    out << ",min_ms,p90_ms,runs,status";
+    if (rep.batch > 0) out << ",batch_n,batch_ms,per_target_ms,batch_speedup,batch_status";
+    out << "\n";
     for (const Result& r : rep.rows) {
         const bool ok = r.ok();
         out << r.kernel->name << "," << size_text(r.c.frame) << "," << size_text(r.c.templ) << ","
@@ -948,7 +1152,14 @@ bool write_csv(const Report& rep, const std::string& path, std::string* error) {
             << fmt(rep.dp4a_pct(r), "%.4g");
         for (const std::string& n : rep.ratio_names) out << "," << fmt(rep.ratio(r, n), "%.4g");
         out << "," << fmt(ok ? r.min_ms : NAN, "%.6g") << "," << fmt(ok ? r.p90_ms : NAN, "%.6g") << ","
-            << (ok ? std::to_string(r.ms.size()) : "") << "," << csv_field(r.status_text()) << "\n";
+            << (ok ? std::to_string(r.ms.size()) : "") << "," << csv_field(r.status_text());
+        if (rep.batch > 0) {
+            const BatchResult& b = r.batch;
+            out << "," << (b.attempted() ? std::to_string(b.n) : "") << "," << fmt(b.ok() ? b.batch_ms : NAN, "%.6g")
+                << "," << fmt(b.ok() ? b.separate_ms : NAN, "%.6g") << "," << fmt(b.speedup(), "%.4g") << ","
+                << csv_field(b.status_text());
+        }
+        out << "\n";
     }
     if (!out.flush()) {
         *error = "error writing " + path;
@@ -981,6 +1192,16 @@ bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std:
             j["gmac_per_s"] = r.gmac_per_s();
             j["dp4a_peak_pct"] = num(rep.dp4a_pct(r));
             for (const std::string& n : rep.ratio_names) j["x_" + n] = num(rep.ratio(r, n));
+        }
+        if (r.batch.attempted()) {
+            const BatchResult& b = r.batch;
+            j["batch"] = {{"n", b.n},
+                          {"status", b.status_text()},
+                          {"batch_ms", num(b.ok() ? b.batch_ms : NAN)},
+                          {"per_target_ms", num(b.ok() ? b.separate_ms : NAN)},
+                          {"batch_speedup", num(b.speedup())},
+                          {"batch_runs_ms", b.batch_runs},
+                          {"per_target_runs_ms", b.separate_runs}};
         }
         doc["results"].push_back(j);
     }
@@ -1064,6 +1285,7 @@ int run_bench(const BenchOptions& o) {
 
     Report rep;
     rep.gpu = query_gpu(o.peak_gmacs);
+    rep.batch = o.batch;
     int runtime = 0;
     if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) cudaGetLastError();
     rep.header = {
@@ -1084,6 +1306,15 @@ int run_bench(const BenchOptions& o) {
         {"peak", rep.gpu.peak_note.empty() ? "no GPU; give --peak-gmacs for a %DP4A column" : rep.gpu.peak_note},
         {"window mode", "search region " + std::to_string(kWindowFactor) + "x the template's width and height, centred"},
     };
+    if (o.batch > 0)
+        rep.header.push_back(
+            {"batch", "window cases also time " + std::to_string(o.batch) + " targets: one batched run (an atlas of " +
+                          std::to_string(o.batch) + " search windows of the frame stacked vertically, templates=" +
+                          std::to_string(o.batch) + ", template_roi_step=window height) and " + std::to_string(o.batch) +
+                          " separate run() calls (one correlator per target) on the same windows and templates; "
+                          "batch_ms = median of the batched run, per_target_ms = median of the " +
+                          std::to_string(o.batch) + " separate calls together, batch_speedup = per_target_ms / "
+                          "batch_ms (> 1: the batch is faster); n/a: the kernel does not run batches (its reason)"});
 
     BenchRunner runner(o, plan, [&](std::vector<Result> done) {
         const int code = finish(o, plan, rep, std::move(done));
@@ -1133,13 +1364,22 @@ int finish(const BenchOptions& o, const Plan& plan, Report rep, std::vector<Resu
 
     int exit_code = 0;
     std::size_t counts[5] = {};
-    for (const Result& r : rep.rows) ++counts[static_cast<int>(r.status)];
+    std::size_t batch_errors = 0;
+    for (const Result& r : rep.rows) {
+        ++counts[static_cast<int>(r.status)];
+        if (r.batch.attempted() && r.batch.status == Status::kError) ++batch_errors;
+    }
     std::printf("\n%zu cases: %zu ok, %zu unsupported, %zu skipped, %zu unavailable, %zu failed\n", rep.rows.size(),
                 counts[0], counts[1], counts[2], counts[3], counts[4]);
     std::fflush(stdout);
     if (counts[static_cast<int>(Status::kError)] > 0) {
         std::fprintf(stderr, "corrtrack bench: %zu case(s) failed with an error (see the status column)\n",
                      counts[static_cast<int>(Status::kError)]);
+        exit_code = kExitInput;
+    }
+    if (batch_errors > 0) {
+        std::fprintf(stderr, "corrtrack bench: %zu batched run(s) failed with an error (see batch_status)\n",
+                     batch_errors);
         exit_code = kExitInput;
     }
     const auto fail = [&](const std::string& msg) {
@@ -1210,6 +1450,11 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_flag("--variants", o->variants, "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");
     cmd->add_option("--ratio-to", o->ratio_to, "Extra 'x NAME' columns: median(NAME) / median(row) on the same case")
         ->delimiter(',');
+    cmd->add_option("--batch", o->batch,
+                    "Window cases also time N targets as one batched run (atlas of N search windows, "
+                    "templates=N, template_roi_step=window height) against N separate run() calls; adds "
+                    "batch_n, batch_ms, per_target_ms, batch_speedup, batch_status columns (0: off)")
+        ->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "No per-case progress lines on stderr");
     cmd->footer(
         "Rows: every kernel x size x template x mode. Status: ok, unsupported (the kernel said why), "
