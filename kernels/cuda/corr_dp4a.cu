@@ -73,9 +73,19 @@ __device__ __forceinline__ void accumulate(const std::uint32_t (&w)[NW], std::ui
 // C = 4 fits 48 (5 blocks) without spilling; under a 64 cap ptxas hoists the template-stats
 // loads above the main loop and takes 53, which costs a block per SM (sm_90, ptxas -v).
 // C = 8's 24 accumulators spill under a 64-register cap, so it gets up to 85.
+// Never more than the SM holds (ptxas ignores a larger value, with a warning): the device pass
+// sees the architecture, as in the CUDA Programming Guide's __launch_bounds__ example.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kMaxThreadsPerSm = 1024;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kMaxThreadsPerSm = 1536;
+#else
+constexpr int kMaxThreadsPerSm = 2048;
+#endif
 template <int C>
 constexpr int min_blocks() {
-    return C == 1 ? 8 : C == 2 ? 6 : C == 4 ? 5 : 3;
+    constexpr int wanted = C == 1 ? 8 : C == 2 ? 6 : C == 4 ? 5 : 3;
+    return wanted < kMaxThreadsPerSm / kThreads ? wanted : kMaxThreadsPerSm / kThreads;
 }
 
 // templ: the packed words of the whole stack (twords per row, th rows per template); prefix:
