@@ -8,9 +8,22 @@ extern "C" {
 #include <libavdevice/avdevice.h>
 #include <libavformat/avformat.h>
 #include <libavutil/dict.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 }
+
+// NVDEC needs libavutil's CUDA device context (its header includes the toolkit's cuda.h).
+// Without it the source still builds and every NVDEC request decodes on the CPU.
+#if __has_include(<libavutil/hwcontext_cuda.h>)
+#define CORRTRACK_HAVE_AV_CUDA 1
+extern "C" {
+#include <libavutil/hwcontext_cuda.h>
+}
+#include <cuda_runtime.h>
+#else
+#define CORRTRACK_HAVE_AV_CUDA 0
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -19,6 +32,7 @@ extern "C" {
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -39,6 +53,7 @@ double ms_since(Clock::time_point t0) {
 // The last error-level libav message logged on this thread. Error codes alone say "Invalid
 // data"; the log says why ("moov atom not found"), which is what a user needs to see.
 thread_local std::string t_last_av_log;
+thread_local std::string t_previous_av_log;  // the one before: a failing hwaccel's own reason
 
 void capture_av_log(void* avcl, int level, const char* fmt, va_list args) {
     if (level <= AV_LOG_ERROR && fmt) {
@@ -50,7 +65,10 @@ void capture_av_log(void* avcl, int level, const char* fmt, va_list args) {
         std::string text(line);
         while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.'))
             text.pop_back();
-        if (!text.empty()) t_last_av_log = text;
+        if (!text.empty()) {
+            t_previous_av_log = std::move(t_last_av_log);
+            t_last_av_log = text;
+        }
     }
     av_log_default_callback(avcl, level, fmt, args);
 }
@@ -371,6 +389,140 @@ std::string format_fps(double fps) {
     return buf;
 }
 
+// Whether this FFmpeg's decoder has an NVDEC hwaccel (set up through a CUDA device context).
+bool has_cuda_hwaccel(const AVCodec* decoder) {
+    for (int i = 0;; ++i) {
+        const AVCodecHWConfig* config = avcodec_get_hw_config(decoder, i);
+        if (!config) return false;
+        if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
+            config->device_type == AV_HWDEVICE_TYPE_CUDA)
+            return true;
+    }
+}
+
+int luma_depth(int pixel_format) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pixel_format));
+    return d ? d->comp[0].depth : 0;
+}
+
+// "hevc Main 10, yuv420p10le": what a note about a refused stream names.
+std::string stream_kind(AVCodecID codec, int profile, int pixel_format) {
+    std::string s = avcodec_get_name(codec);
+    if (const char* p = avcodec_profile_name(codec, profile)) s += std::string(" ") + p;
+    if (const char* f = av_get_pix_fmt_name(static_cast<AVPixelFormat>(pixel_format)))
+        s += std::string(", ") + f;
+    return s;
+}
+
+// NVDEC would give 10/12-bit video as P010/P016; the device path hands 8-bit luma to the
+// kernels, so such video decodes on the CPU (to GRAY8, like any other).
+std::string eight_bit_only_note(const std::string& kind) {
+    return "NVDEC not used for " + kind + " (the GPU path takes 8-bit video only): decoding on "
+           "the CPU";
+}
+
+#if CORRTRACK_HAVE_AV_CUDA
+// The device context holds one retain of the primary context; the last unref gives it back.
+struct PrimaryContextLease {
+    CUresult (*release)(CUdevice) = nullptr;
+    CUdevice device = 0;
+};
+
+void release_primary_context(AVHWDeviceContext* device) {
+    auto* lease = static_cast<PrimaryContextLease*>(device->user_opaque);
+    device->user_opaque = nullptr;
+    if (lease && lease->release) lease->release(lease->device);
+    delete lease;
+}
+
+template <class Fn>
+bool driver_function(const char* name, Fn* fn) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess || !p) {
+        cudaGetLastError();
+        return false;
+    }
+    *fn = reinterpret_cast<Fn>(p);
+    return true;
+}
+#endif
+
+// A CUDA device context for NVDEC in the CUDA runtime's primary context of the consumer's
+// device, working on the consumer's stream. FFmpeg 5.1's own AV_CUDA_USE_PRIMARY_CONTEXT
+// path (hwcontext_cuda.c, cuda_context_init) insists on CU_CTX_SCHED_BLOCKING_SYNC and fails
+// with ENOTSUP once the runtime has activated the primary context with its default flags,
+// which any cudaStreamCreate or cudaHostAlloc does first. So the context is retained here
+// (driver entry points through the runtime; libcuda is not linked) and handed to FFmpeg as a
+// user context, which FFmpeg uses without changing or releasing it. nvdec.c reads
+// AVCUDADeviceContext::stream when it creates the decoder (nvdec_decoder_create), so the
+// stream is set before av_hwdevice_ctx_init. nullptr with *why on failure.
+AVBufferRef* open_cuda_device(void* stream, std::string* why) {
+#if CORRTRACK_HAVE_AV_CUDA
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        *why = std::string("no CUDA device: ") +
+               (e == cudaErrorInsufficientDriver ? "no NVIDIA driver, or one older than this "
+                                                   "CUDA runtime"
+                : e != cudaSuccess               ? cudaGetErrorString(e)
+                                                 : "none found");
+        cudaGetLastError();
+        return nullptr;
+    }
+    int ordinal = 0;
+    e = stream ? cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &ordinal)
+               : cudaGetDevice(&ordinal);
+    if (e != cudaSuccess) {
+        *why = std::string("cannot find the CUDA stream's device: ") + cudaGetErrorString(e);
+        cudaGetLastError();
+        return nullptr;
+    }
+    CUresult (*device_get)(CUdevice*, int) = nullptr;
+    CUresult (*retain)(CUcontext*, CUdevice) = nullptr;
+    CUresult (*release)(CUdevice) = nullptr;
+    if (!driver_function("cuDeviceGet", &device_get) ||
+        !driver_function("cuDevicePrimaryCtxRetain", &retain) ||
+        !driver_function("cuDevicePrimaryCtxRelease", &release)) {
+        *why = "the CUDA driver does not offer the primary-context functions";
+        return nullptr;
+    }
+    CUdevice device = 0;
+    CUcontext context = nullptr;
+    if (device_get(&device, ordinal) != CUDA_SUCCESS || retain(&context, device) != CUDA_SUCCESS) {
+        *why = "cannot retain the primary context of CUDA device " + std::to_string(ordinal);
+        return nullptr;
+    }
+    AVBufferRef* ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+    if (!ref) {
+        release(device);
+        *why = "this FFmpeg has no CUDA device support";
+        return nullptr;
+    }
+    auto* device_ctx = reinterpret_cast<AVHWDeviceContext*>(ref->data);
+    auto* cuda = static_cast<AVCUDADeviceContext*>(device_ctx->hwctx);
+    cuda->cuda_ctx = context;
+    cuda->stream = static_cast<CUstream>(stream);
+    device_ctx->user_opaque = new PrimaryContextLease{release, device};
+    device_ctx->free = release_primary_context;
+    t_last_av_log.clear();
+    int ret = av_hwdevice_ctx_init(ref);
+    if (ret < 0) {
+        std::string reason = av_error_string(ret);
+        *why = "av_hwdevice_ctx_init: " + reason + log_detail(reason);
+        av_buffer_unref(&ref);  // releases the primary context through the free callback
+        return nullptr;
+    }
+    return ref;
+#else
+    (void)stream;
+    *why = "this build's libavutil has no CUDA device context";
+    return nullptr;
+#endif
+}
+
 class LibavSource final : public FrameSource {
 public:
     bool open(const SourceOptions& options, const ResolvedInput& input, std::string* error);
@@ -381,11 +533,32 @@ public:
     Size size() const override { return size_; }
     double fps() const override { return fps_; }
     long frame_count() const override { return frame_count_; }
-    std::string description() const override { return description_; }
+    std::string description() const override {
+        return hw_ == Hw::kOn ? description_ + ", nvdec" : description_;
+    }
+    std::string decode_mode() const override { return hw_ == Hw::kOn ? "nvdec" : "sw"; }
+    std::string decode_note() const override { return decode_note_; }
 
 private:
+    // kProbing: NVDEC is set up but has not delivered a frame yet; the packets it was given
+    // are kept for a software decoder in case it refuses the stream.
+    enum class Hw { kOff, kProbing, kOn };
+
     bool fail_open(const std::string& message, std::string* error);
+    bool prepare_nvdec(const AVStream* st);
+    bool open_decoder(bool hw, std::string* message);
+    static AVPixelFormat get_format_callback(AVCodecContext* cc, const AVPixelFormat* formats);
+    AVPixelFormat choose_format(AVCodecContext* cc, const AVPixelFormat* formats);
+    bool probe_failed(int ret, const AVFrame* received);
+    bool fall_back_to_software();
+    ReadStatus decode_next(double* busy_ms);
     bool convert(const AVFrame* f, Frame& out);
+    bool convert_host(const AVFrame* f, Frame& out);
+    bool convert_device(const AVFrame* f, Frame& out);
+    bool prepare_conversion(const AVFrame* f);
+    bool scale_rgb(const AVFrame* f, Frame& out);
+    bool download_luma(const AVFrame* f, Frame& out);
+    void stamp(const AVFrame* f, Frame& out);
     ReadStatus finish();
     ReadStatus fail(const std::string& message);
     void note_decode_error(const std::string& what);
@@ -395,12 +568,26 @@ private:
     SourceOptions options_;
     ResolvedInput input_;
     std::string name_;  // the input as the user wrote it (redacted for URLs), for messages
+    std::string what_;  // how messages name the input: "'clip.mp4'", "camera '/dev/video0'"
+    const AVCodec* decoder_ = nullptr;
     Deadline deadline_;
     std::unique_ptr<AVFormatContext, FormatCloser> format_;
     std::unique_ptr<AVCodecContext, CodecFreer> codec_;
     std::unique_ptr<AVFrame, FrameFreer> frame_;
     std::unique_ptr<AVPacket, PacketFreer> packet_;
     std::unique_ptr<SwsContext, SwsFreer> gray_sws_, rgb_sws_;
+
+    Hw hw_ = Hw::kOff;
+    std::unique_ptr<AVBufferRef, BufferUnref> hw_device_;
+    bool cuda_chosen_ = false;            // get_format picked AV_PIX_FMT_CUDA at least once
+    std::string refusal_;                 // set while probing: why NVDEC gave up (the note)
+    std::deque<std::unique_ptr<AVPacket, PacketFreer>> probe_packets_, replay_;
+    long probe_packets_dropped_ = 0;      // beyond kMaxProbePackets
+    bool first_frame_ready_ = false;      // open() decoded the first frame into frame_
+    double first_frame_ms_ = 0;
+    std::unique_ptr<AVFrame, FrameFreer> host_frame_;  // NV12 download for RGB, reused
+    std::unique_ptr<AVFrame, FrameFreer> y_src_, y_dst_;  // Y-plane-only download views
+    std::string decode_note_;
     struct ConversionKey {
         int width = 0, height = 0, format = -1, full_range = -1, colorspace = -1;
         bool operator==(const ConversionKey& o) const {
@@ -575,28 +762,23 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
     for (unsigned i = 0; i < fc->nb_streams; ++i)
         if (static_cast<int>(i) != stream_index_) fc->streams[i]->discard = AVDISCARD_ALL;
     time_base_ = st->time_base;
-
-    AVCodecContext* cc = avcodec_alloc_context3(decoder);
-    if (!cc) return fail_open("out of memory (avcodec_alloc_context3)", error);
-    codec_.reset(cc);
-    if (!CT_AV_CHECK(avcodec_parameters_to_context(cc, st->codecpar)))
-        return fail_open(error_, error);
-    cc->pkt_timebase = st->time_base;
-    cc->thread_count = 0;  // one per core
-    // Frame threads add one frame of latency per thread: fine for files, not for live.
-    cc->thread_type = live_ ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
-    if (live_) cc->flags |= AV_CODEC_FLAG_LOW_DELAY;
-    ret = avcodec_open2(cc, decoder, nullptr);
-    if (ret < 0) {
-        std::string reason = av_error_string(ret);
-        return fail_open("cannot start the " + std::string(decoder->name) + " decoder for " +
-                             what + ": " + reason + log_detail(reason),
-                         error);
-    }
+    decoder_ = decoder;
+    what_ = what;
 
     frame_.reset(av_frame_alloc());
     packet_.reset(av_packet_alloc());
     if (!frame_ || !packet_) return fail_open("out of memory (av_frame_alloc)", error);
+
+    std::string message;
+    if (options.decode != DecodeMode::kSoftware && prepare_nvdec(st)) {
+        hw_ = Hw::kProbing;
+        if (!open_decoder(true, &message)) {
+            hw_ = Hw::kOff;
+            hw_device_.reset();
+            decode_note_ = "NVDEC unavailable (" + message + "): decoding on the CPU";
+        }
+    }
+    if (hw_ == Hw::kOff && !open_decoder(false, &message)) return fail_open(message, error);
 
     size_ = {st->codecpar->width, st->codecpar->height};
     if (input.kind == SourceKind::kImageSequence) {
@@ -629,6 +811,180 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
         description_ += ", live";
     else if (frame_count_ > 0)
         description_ += ", " + std::to_string(frame_count_) + " frames";
+
+    // NVDEC proves itself on the first frame here, so that decode_mode() and decode_note()
+    // are settled when open() returns; read() delivers that frame first.
+    if (hw_ == Hw::kProbing) {
+        deadline_.arm(options.read_timeout_s);
+        first_frame_ready_ = decode_next(&first_frame_ms_) == ReadStatus::kFrame;
+    }
+    return true;
+}
+
+bool LibavSource::prepare_nvdec(const AVStream* st) {
+    const bool quiet = options_.decode == DecodeMode::kAuto;  // auto: only news about the stream
+    const AVCodecParameters* par = st->codecpar;
+    if (input_.kind == SourceKind::kImageSequence || input_.kind == SourceKind::kCamera) {
+        if (!quiet)
+            decode_note_ = std::string("NVDEC decodes video files and streams only: decoding the ") +
+                           (input_.kind == SourceKind::kCamera ? "camera" : "image sequence") +
+                           " on the CPU";
+        return false;
+    }
+    if (!has_cuda_hwaccel(decoder_)) {
+        if (!quiet)
+            decode_note_ = std::string("NVDEC unavailable (this FFmpeg has no NVDEC hwaccel for ") +
+                           avcodec_get_name(par->codec_id) + "): decoding on the CPU";
+        return false;
+    }
+    std::string why;
+    t_last_av_log.clear();
+    hw_device_.reset(open_cuda_device(options_.cuda_stream, &why));
+    if (!hw_device_) {
+        if (!quiet) decode_note_ = "NVDEC unavailable (" + why + "): decoding on the CPU";
+        return false;
+    }
+    if (luma_depth(par->format) > 8) {
+        hw_device_.reset();
+        decode_note_ = eight_bit_only_note(stream_kind(par->codec_id, par->profile, par->format));
+        return false;
+    }
+    return true;
+}
+
+bool LibavSource::open_decoder(bool hw, std::string* message) {
+    const AVStream* st = format_->streams[stream_index_];
+    AVCodecContext* cc = avcodec_alloc_context3(decoder_);
+    codec_.reset(cc);
+    if (!cc) {
+        *message = "out of memory (avcodec_alloc_context3)";
+        return false;
+    }
+    if (!CT_AV_CHECK(avcodec_parameters_to_context(cc, st->codecpar))) {
+        *message = error_;
+        return false;
+    }
+    cc->pkt_timebase = st->time_base;
+    if (hw) {
+        cc->hw_device_ctx = av_buffer_ref(hw_device_.get());
+        if (!cc->hw_device_ctx) {
+            *message = "out of memory (av_buffer_ref)";
+            return false;
+        }
+        cc->opaque = this;
+        cc->get_format = &LibavSource::get_format_callback;
+        // Every frame the consumer holds keeps a decoder surface mapped (nvdec.c maps the
+        // output surface into the AVFrame until it is freed).
+        cc->extra_hw_frames = std::max(options_.held_frames, 0);
+        // The GPU decodes; frame threads would add latency and one surface per thread.
+        cc->thread_count = 1;
+    } else {
+        cc->thread_count = 0;  // one per core
+        // Frame threads add one frame of latency per thread: fine for files, not for live.
+        cc->thread_type = live_ ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
+    }
+    if (live_) cc->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    t_last_av_log.clear();
+    int ret = avcodec_open2(cc, decoder_, nullptr);
+    if (ret < 0) {
+        std::string reason = av_error_string(ret);
+        *message = "cannot start the " + std::string(decoder_->name) + " decoder for " + what_ +
+                   ": " + reason + log_detail(reason);
+        codec_.reset();
+        return false;
+    }
+    return true;
+}
+
+AVPixelFormat LibavSource::get_format_callback(AVCodecContext* cc, const AVPixelFormat* formats) {
+    return static_cast<LibavSource*>(cc->opaque)->choose_format(cc, formats);
+}
+
+// libavcodec calls this on the decode thread when a sequence starts; when the hwaccel it
+// picked fails to initialise, it calls again without that format (decode.c, ff_get_format).
+AVPixelFormat LibavSource::choose_format(AVCodecContext* cc, const AVPixelFormat* formats) {
+    bool cuda = false;
+    AVPixelFormat software = AV_PIX_FMT_NONE;
+    for (const AVPixelFormat* p = formats; *p != AV_PIX_FMT_NONE; ++p) {
+        const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*p);
+        if (*p == AV_PIX_FMT_CUDA) cuda = true;
+        if (d && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL)) software = *p;
+    }
+    const bool eight_bit = luma_depth(cc->sw_pix_fmt) == 8;
+    if (hw_ != Hw::kOff && cuda && eight_bit) {
+        cuda_chosen_ = true;
+        return AV_PIX_FMT_CUDA;
+    }
+    if (hw_ == Hw::kOff) return software;
+    const std::string kind = stream_kind(cc->codec_id, cc->profile, cc->sw_pix_fmt);
+    // decode.c's "Failed setup for format cuda" follows nvdec.c's own reason.
+    std::string log = t_last_av_log;
+    if (starts_with(log, "Failed setup for format") && !t_previous_av_log.empty())
+        log = t_previous_av_log;
+    const std::string why = cuda_chosen_ ? "refused" + (log.empty() ? "" : ": " + log)
+                                         : "no NVDEC format offered";
+    const std::string note = !eight_bit ? eight_bit_only_note(kind)
+                                        : "NVDEC does not decode " + kind + " here (" + why +
+                                              "): decoding on the CPU";
+    if (hw_ == Hw::kProbing) {
+        // Nothing decoded yet: give up here and let a threaded software decoder start over.
+        refusal_ = note;
+        return AV_PIX_FMT_NONE;
+    }
+    // The stream changed under a running NVDEC decode: carry on in software in this context.
+    hw_ = Hw::kOff;
+    decode_note_ = "after frame " + std::to_string(delivered_ - 1) + ": " + note;
+    return software;
+}
+
+// While probing: whether NVDEC has failed, judging the last receive (received: the frame) or
+// send (received: nullptr). A frame in device memory ends the probe.
+bool LibavSource::probe_failed(int ret, const AVFrame* received) {
+    if (!refusal_.empty()) return true;
+    if (received && ret == 0) {
+        if (received->format == AV_PIX_FMT_CUDA) {
+            hw_ = Hw::kOn;
+            probe_packets_.clear();
+            return false;
+        }
+        refusal_ = "NVDEC did not take this stream: decoding on the CPU";
+        return true;
+    }
+    if (received && ret == AVERROR_EOF) {
+        refusal_ = "NVDEC delivered no frame: decoding on the CPU";
+        return true;
+    }
+    if (ret < 0 && ret != AVERROR(EAGAIN) && ret != AVERROR_EOF && cuda_chosen_) {
+        std::string reason = av_error_string(ret);
+        refusal_ = "NVDEC failed on the first frame (" + reason + log_detail(reason) +
+                   "): decoding on the CPU";
+        return true;
+    }
+    return false;
+}
+
+// Starts a software decoder on the packets NVDEC was given, so no frame is lost.
+bool LibavSource::fall_back_to_software() {
+    decode_note_ = refusal_;
+    if (probe_packets_dropped_ > 0)
+        decode_note_ += " (the first " + std::to_string(probe_packets_dropped_) +
+                        " packets were not kept; their frames are missing)";
+    hw_ = Hw::kOff;
+    av_frame_unref(frame_.get());
+    codec_.reset();
+    hw_device_.reset();
+    replay_ = std::move(probe_packets_);
+    probe_packets_.clear();
+    draining_ = false;
+    // The software decoder meets the same packets again and reports their errors itself.
+    decode_errors_ = 0;
+    first_decode_error_after_ = -1;
+    first_decode_error_.clear();
+    std::string message;
+    if (!open_decoder(false, &message)) {
+        error_ = message;
+        return false;
+    }
     return true;
 }
 
@@ -693,29 +1049,44 @@ ReadStatus LibavSource::finish() {
 }
 
 ReadStatus LibavSource::read(Frame& out) {
-    if (finished_) return final_status_;
-    AVCodecContext* cc = codec_.get();
-    AVFrame* f = frame_.get();
-    AVPacket* pkt = packet_.get();
-    deadline_.arm(options_.read_timeout_s);
     out.decode_start = std::chrono::steady_clock::now();
     double busy_ms = 0;  // decoding and conversion; waiting for input is not decode time
+    if (first_frame_ready_) {
+        first_frame_ready_ = false;
+        busy_ms = first_frame_ms_;
+    } else {
+        if (finished_) return final_status_;
+        deadline_.arm(options_.read_timeout_s);
+        ReadStatus status = decode_next(&busy_ms);
+        if (status != ReadStatus::kFrame) return status;
+    }
+    const auto t0 = Clock::now();
+    bool ok = convert(frame_.get(), out);
+    av_frame_unref(frame_.get());
+    if (!ok) return fail(error_);
+    out.decode_ms = busy_ms + ms_since(t0);
+    ++delivered_;
+    return ReadStatus::kFrame;
+}
+
+// Runs the decoder until frame_ holds the next frame (kFrame) or the input ends (finish()).
+ReadStatus LibavSource::decode_next(double* busy_ms) {
+    AVFrame* f = frame_.get();
+    AVPacket* pkt = packet_.get();
     long errors_in_a_row = 0;
     for (;;) {
         auto t0 = Clock::now();
-        int ret = avcodec_receive_frame(cc, f);
-        busy_ms += ms_since(t0);
+        int ret = avcodec_receive_frame(codec_.get(), f);
+        *busy_ms += ms_since(t0);
+        if (hw_ == Hw::kProbing && probe_failed(ret, f)) {
+            if (!fall_back_to_software()) return fail(error_);
+            continue;
+        }
         if (ret == 0) {
             // Concealed damage: the frame is usable, but the file is not what it claims.
             if (!live_ && (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT)))
                 note_decode_error("frame " + std::to_string(delivered_) +
                                   " decoded with concealed errors");
-            t0 = Clock::now();
-            bool ok = convert(f, out);
-            av_frame_unref(f);
-            if (!ok) return fail(error_);
-            out.decode_ms = busy_ms + ms_since(t0);
-            ++delivered_;
             return ReadStatus::kFrame;
         }
         if (ret == AVERROR_EOF) return finish();
@@ -731,7 +1102,13 @@ ReadStatus LibavSource::read(Frame& out) {
         }
 
         t_last_av_log.clear();
-        ret = av_read_frame(format_.get(), pkt);
+        if (!replay_.empty()) {
+            av_packet_move_ref(pkt, replay_.front().get());
+            replay_.pop_front();
+            ret = 0;
+        } else {
+            ret = av_read_frame(format_.get(), pkt);
+        }
         if (ret == AVERROR(EAGAIN)) {  // non-blocking camera with no new frame yet
             if (Clock::now() >= deadline_.at) deadline_.expired = true;
             if (deadline_.expired) {
@@ -751,7 +1128,11 @@ ReadStatus LibavSource::read(Frame& out) {
             }
             // Deliver what the decoder still holds, then finish() judges the end.
             draining_ = true;
-            ret = avcodec_send_packet(cc, nullptr);
+            ret = avcodec_send_packet(codec_.get(), nullptr);
+            if (hw_ == Hw::kProbing && probe_failed(ret, nullptr)) {
+                if (!fall_back_to_software()) return fail(error_);
+                continue;
+            }
             if (ret < 0 && ret != AVERROR_EOF) return finish();
             continue;
         }
@@ -759,10 +1140,25 @@ ReadStatus LibavSource::read(Frame& out) {
             av_packet_unref(pkt);
             continue;
         }
+        if (hw_ == Hw::kProbing) {
+            // Kept for a software decoder, should NVDEC refuse the stream. Bounded: a stream
+            // that yields no frame for this long (waiting for a keyframe) loses its oldest.
+            constexpr std::size_t kMaxProbePackets = 512;
+            if (probe_packets_.size() == kMaxProbePackets) {
+                probe_packets_.pop_front();
+                ++probe_packets_dropped_;
+            }
+            probe_packets_.emplace_back(av_packet_clone(pkt));
+            if (!probe_packets_.back()) return fail("out of memory (av_packet_clone)");
+        }
         t0 = Clock::now();
-        ret = avcodec_send_packet(cc, pkt);
-        busy_ms += ms_since(t0);
+        ret = avcodec_send_packet(codec_.get(), pkt);
+        *busy_ms += ms_since(t0);
         av_packet_unref(pkt);
+        if (hw_ == Hw::kProbing && probe_failed(ret, nullptr)) {
+            if (!fall_back_to_software()) return fail(error_);
+            continue;
+        }
         if (ret < 0 && ret != AVERROR(EAGAIN)) {
             note_decode_error(av_error_string(ret));
             if (++errors_in_a_row > 1000)
@@ -774,40 +1170,69 @@ ReadStatus LibavSource::read(Frame& out) {
 }
 
 bool LibavSource::convert(const AVFrame* f, Frame& out) {
+    if (f->format == AV_PIX_FMT_CUDA) {
+        if (!convert_device(f, out)) return false;
+    } else {
+        out.device = DeviceLuma{};  // releases the surface a reused slot may still hold
+        if (!convert_host(f, out)) return false;
+    }
+    stamp(f, out);
+    return true;
+}
+
+// The swscale contexts for f's format, size and colours (rebuilt only when they change).
+bool LibavSource::prepare_conversion(const AVFrame* f) {
     const int w = f->width, h = f->height;
     bool full_range = f->color_range == AVCOL_RANGE_JPEG;
     const AVPixelFormat src_format =
         without_jpeg_range(static_cast<AVPixelFormat>(f->format), &full_range);
     ConversionKey key{w, h, src_format, full_range ? 1 : 0, f->colorspace};
-    if (!(key == conversion_key_)) {
-        conversion_key_ = ConversionKey{};
-        gray_sws_.reset(sws_getCachedContext(gray_sws_.release(), w, h, src_format, w, h,
-                                             AV_PIX_FMT_GRAY8, SWS_BILINEAR | SWS_ACCURATE_RND,
-                                             nullptr, nullptr, nullptr));
-        if (options_.want_rgb)
-            rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, w, h,
-                                                AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND,
-                                                nullptr, nullptr, nullptr));
-        if (!gray_sws_ || (options_.want_rgb && !rgb_sws_)) {
-            const char* fmt_name = av_get_pix_fmt_name(src_format);
-            error_ = "'" + name_ + "': cannot convert frames of pixel format " +
-                     (fmt_name ? fmt_name : "unknown") + " (sws_getCachedContext failed)";
-            return false;
-        }
-        // Unspecified colorspace: BT.601, as swscale and most players assume for SD.
-        int cs = f->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709
-               : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL
-                   ? SWS_CS_BT2020
-                   : SWS_CS_ITU601;
-        const int* coeffs = sws_getCoefficients(cs);
-        for (SwsContext* s : {gray_sws_.get(), rgb_sws_.get()}) {
-            // Fails (-1) for RGB and grey sources, which have no YUV range to set: harmless.
-            if (s) sws_setColorspaceDetails(s, coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16,
-                                            1 << 16);
-        }
-        conversion_key_ = key;
+    if (key == conversion_key_) return true;
+    conversion_key_ = ConversionKey{};
+    gray_sws_.reset(sws_getCachedContext(gray_sws_.release(), w, h, src_format, w, h,
+                                         AV_PIX_FMT_GRAY8, SWS_BILINEAR | SWS_ACCURATE_RND,
+                                         nullptr, nullptr, nullptr));
+    if (options_.want_rgb)
+        rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, w, h,
+                                            AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND,
+                                            nullptr, nullptr, nullptr));
+    if (!gray_sws_ || (options_.want_rgb && !rgb_sws_)) {
+        const char* fmt_name = av_get_pix_fmt_name(src_format);
+        error_ = "'" + name_ + "': cannot convert frames of pixel format " +
+                 (fmt_name ? fmt_name : "unknown") + " (sws_getCachedContext failed)";
+        return false;
     }
+    // Unspecified colorspace: BT.601, as swscale and most players assume for SD.
+    int cs = f->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709
+           : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL
+               ? SWS_CS_BT2020
+               : SWS_CS_ITU601;
+    const int* coeffs = sws_getCoefficients(cs);
+    for (SwsContext* s : {gray_sws_.get(), rgb_sws_.get()}) {
+        // Fails (-1) for RGB and grey sources, which have no YUV range to set: harmless.
+        if (s) sws_setColorspaceDetails(s, coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16,
+                                        1 << 16);
+    }
+    conversion_key_ = key;
+    return true;
+}
 
+bool LibavSource::scale_rgb(const AVFrame* f, Frame& out) {
+    const int w = f->width, h = f->height;
+    out.rgb.resize(static_cast<std::size_t>(w) * 3 * h);
+    uint8_t* rgb_dst[4] = {out.rgb.data(), nullptr, nullptr, nullptr};
+    int rgb_stride[4] = {3 * w, 0, 0, 0};
+    if (sws_scale(rgb_sws_.get(), f->data, f->linesize, 0, h, rgb_dst, rgb_stride) != h) {
+        error_ = "'" + name_ + "': sws_scale to RGB24 failed (frame_source.cpp:" +
+                 std::to_string(__LINE__) + ")";
+        return false;
+    }
+    return true;
+}
+
+bool LibavSource::convert_host(const AVFrame* f, Frame& out) {
+    if (!prepare_conversion(f)) return false;
+    const int w = f->width, h = f->height;
     out.width = w;
     out.height = h;
     out.luma.resize(static_cast<std::size_t>(w) * h);
@@ -818,19 +1243,101 @@ bool LibavSource::convert(const AVFrame* f, Frame& out) {
                  std::to_string(__LINE__) + ")";
         return false;
     }
-    if (options_.want_rgb) {
-        out.rgb.resize(static_cast<std::size_t>(w) * 3 * h);
-        uint8_t* rgb_dst[4] = {out.rgb.data(), nullptr, nullptr, nullptr};
-        int rgb_stride[4] = {3 * w, 0, 0, 0};
-        if (sws_scale(rgb_sws_.get(), f->data, f->linesize, 0, h, rgb_dst, rgb_stride) != h) {
-            error_ = "'" + name_ + "': sws_scale to RGB24 failed (frame_source.cpp:" +
-                     std::to_string(__LINE__) + ")";
+    if (options_.want_rgb) return scale_rgb(f, out);
+    out.rgb.clear();
+    return true;
+}
+
+// An NVDEC frame: the Y plane stays on the device, kept mapped by a reference to the frame.
+// Host copies only where asked for; each waits for the CUDA stream (cuda_transfer_data).
+bool LibavSource::convert_device(const AVFrame* f, Frame& out) {
+    const int w = f->width, h = f->height;
+    AVFrame* ref = av_frame_clone(f);
+    if (!ref) {
+        error_ = "'" + name_ + "': out of memory (av_frame_clone)";
+        return false;
+    }
+    out.width = w;
+    out.height = h;
+    out.device.data = ref->data[0];
+    out.device.pitch = static_cast<std::size_t>(ref->linesize[0]);
+    out.device.owner = std::shared_ptr<void>(ref, [](void* p) {
+        auto* frame = static_cast<AVFrame*>(p);
+        av_frame_free(&frame);
+    });
+    if (!options_.want_rgb) {
+        out.rgb.clear();
+        if (!options_.want_host_luma) {
+            out.luma.clear();
+            return true;
+        }
+        return download_luma(f, out);
+    }
+    // RGB needs the whole frame on the host: NV12 into a reused frame, then swscale.
+    const auto* frames = reinterpret_cast<const AVHWFramesContext*>(f->hw_frames_ctx->data);
+    AVFrame* host = host_frame_.get();
+    if (!host || host->width != w || host->height != h || host->format != frames->sw_format) {
+        host_frame_.reset(av_frame_alloc());
+        host = host_frame_.get();
+        if (!host) {
+            error_ = "'" + name_ + "': out of memory (av_frame_alloc)";
             return false;
         }
-    } else {
-        out.rgb.clear();
+        host->format = frames->sw_format;
+        host->width = w;
+        host->height = h;
+        if (!CT_AV_CHECK(av_frame_get_buffer(host, 0))) return false;
     }
+    if (!CT_AV_CHECK(av_hwframe_transfer_data(host, f, 0))) return false;
+    host->color_range = f->color_range;
+    host->colorspace = f->colorspace;
+    if (options_.want_host_luma) {
+        out.luma.resize(static_cast<std::size_t>(w) * h);
+        for (int y = 0; y < h; ++y)
+            std::memcpy(out.luma.data() + static_cast<std::size_t>(y) * w,
+                        host->data[0] + static_cast<std::ptrdiff_t>(y) * host->linesize[0], w);
+    } else {
+        out.luma.clear();
+    }
+    return prepare_conversion(host) && scale_rgb(host, out);
+}
 
+// Copies only the Y plane, straight into Frame::luma (pinned when a GPU is present):
+// cuda_transfer_data copies the planes of the source up to the first null data pointer, so a
+// reference to the frame with its chroma pointers cleared moves just the luma.
+bool LibavSource::download_luma(const AVFrame* f, Frame& out) {
+    const int w = f->width, h = f->height;
+    out.luma.resize(static_cast<std::size_t>(w) * h);
+    if (!y_src_) y_src_.reset(av_frame_alloc());
+    if (!y_dst_) y_dst_.reset(av_frame_alloc());
+    AVFrame* src = y_src_.get();
+    AVFrame* dst = y_dst_.get();
+    if (!src || !dst) {
+        error_ = "'" + name_ + "': out of memory (av_frame_alloc)";
+        return false;
+    }
+    if (!CT_AV_CHECK(av_frame_ref(src, f))) return false;
+    for (int i = 1; i < AV_NUM_DATA_POINTERS; ++i) src->data[i] = nullptr;
+    const auto* frames = reinterpret_cast<const AVHWFramesContext*>(f->hw_frames_ctx->data);
+    dst->format = frames->sw_format;
+    dst->width = w;
+    dst->height = h;
+    dst->data[0] = out.luma.data();
+    dst->linesize[0] = w;
+    // av_hwframe_transfer_data wants an owned destination; this one owns nothing.
+    dst->buf[0] = av_buffer_create(out.luma.data(), out.luma.size(),
+                                   [](void*, uint8_t*) {}, nullptr, 0);
+    bool ok = dst->buf[0] != nullptr;
+    if (!ok)
+        error_ = "'" + name_ + "': out of memory (av_buffer_create)";
+    else
+        ok = CT_AV_CHECK(av_hwframe_transfer_data(dst, src, 0));
+    av_frame_unref(dst);
+    av_frame_unref(src);
+    return ok;
+}
+
+void LibavSource::stamp(const AVFrame* f, Frame& out) {
     int64_t ts = f->best_effort_timestamp;
     if (ts != AV_NOPTS_VALUE && origin_ts_ == AV_NOPTS_VALUE) origin_ts_ = ts;
     if (ts != AV_NOPTS_VALUE)
@@ -843,10 +1350,28 @@ bool LibavSource::convert(const AVFrame* f, Frame& out) {
         out.index = static_cast<long>(ts - origin_ts_);
     else
         out.index = delivered_;
-    return true;
 }
 
 }  // namespace
+
+const char* to_string(DecodeMode mode) {
+    switch (mode) {
+    case DecodeMode::kSoftware: return "sw";
+    case DecodeMode::kNvdec: return "nvdec";
+    case DecodeMode::kAuto: return "auto";
+    }
+    return "sw";
+}
+
+bool parse_decode_mode(const std::string& text, DecodeMode* out) {
+    for (DecodeMode m : {DecodeMode::kSoftware, DecodeMode::kNvdec, DecodeMode::kAuto}) {
+        if (text == to_string(m)) {
+            *out = m;
+            return true;
+        }
+    }
+    return false;
+}
 
 std::unique_ptr<FrameSource> FrameSource::open(const SourceOptions& options, std::string* error) {
     std::string message;

@@ -1,6 +1,8 @@
 // Video input through FFmpeg (libavformat/libavcodec/libswscale/libavdevice): files, image
-// sequences (printf patterns such as img/%05d.jpg, or an OTB folder), V4L2 cameras and URLs.
+// sequences (printf patterns such as img/%05d.jpg, or an OTB folder), V4L2 cameras and URLs;
+// decoded on the CPU or by NVDEC (FFmpeg's CUDA hwaccel) into device memory.
 // Thread rules: one thread owns a FrameSource (the decode thread); it is the only libav user.
+// NVDEC frames may be consumed and released on another thread (see SourceOptions::decode).
 #pragma once
 
 #include <memory>
@@ -11,6 +13,12 @@
 namespace corrtrack {
 
 enum class SourceKind { kAuto, kFile, kImageSequence, kCamera, kUrl };
+
+// kSoftware: libavcodec on the CPU. kNvdec: NVDEC where it can decode the input, else the CPU
+// with a note saying why. kAuto: the same, quietly (a missing GPU is no news).
+enum class DecodeMode { kSoftware, kNvdec, kAuto };
+const char* to_string(DecodeMode mode);                           // "sw", "nvdec", "auto"
+bool parse_decode_mode(const std::string& text, DecodeMode* out);  // false for anything else
 
 struct SourceOptions {
     std::string input;
@@ -23,6 +31,25 @@ struct SourceOptions {
     double sequence_fps = 30.0;           // frame rate assumed for image sequences
     std::string camera_size;              // "640x480" or empty for the camera's default
     double camera_fps = 0.0;              // 0: camera default
+
+    // NVDEC (kNvdec, kAuto) serves video files and URLs whose codec has a CUDA hwaccel in this
+    // FFmpeg (8-bit only), when a CUDA device is there; everything else decodes on the CPU.
+    // A hardware frame leaves its NV12 Y plane in Frame::device (raw decoded values: no range
+    // expansion, unlike the software path's GRAY8, which maps limited-range video to 0..255).
+    // The decoder works in the CUDA runtime's primary context of cuda_stream's device (null:
+    // open()'s thread's current device) and on cuda_stream: its output post-processing is queued there, so work the
+    // consumer queues on the same stream sees finished pixels. A consumer on another stream
+    // must wait for cuda_stream first. The consumer must queue its last read of a device
+    // plane before it drops the Frame's owner (that unmaps the surface for reuse).
+    DecodeMode decode = DecodeMode::kSoftware;
+    void* cuda_stream = nullptr;  // cudaStream_t of the consumer; null: the legacy default
+    bool want_host_luma = true;   // NVDEC: also copy the Y plane to Frame::luma (this waits
+                                  // for cuda_stream); false leaves Frame::luma empty.
+                                  // Software frames always carry host luma
+    int held_frames = 6;          // NVDEC: decoded frames the consumer may hold at once; the
+                                  // decoder keeps that many surfaces spare. Count every ring
+                                  // slot (a slot keeps its surface until it is refilled) and
+                                  // every Frame copy the consumer keeps besides
 };
 
 enum class ReadStatus { kFrame, kEnd, kError };
@@ -51,6 +78,14 @@ enum class ReadStatus { kFrame, kEnd, kError };
 // The first open() installs a libav log callback that remembers the last error line per
 // thread (to explain "Invalid data" to the user) and forwards everything to libav's default
 // logger, so av_log_set_level still decides what is printed.
+//
+// NVDEC. The first frame decides, and open() decodes it, so decode_mode() and decode_note()
+// are settled when open() returns: when the hardware decoder refuses the stream (profile,
+// chroma format, bit depth, size) or fails before its first frame, the packets read so far are
+// fed to a software decoder instead, so nothing is lost and the frames are those of a software
+// decode.
+// Each NVDEC frame keeps a decoder surface mapped through Frame::device.owner; holding more
+// than held_frames frames at once starves the decoder (decoding errors, never a hang).
 class FrameSource {
 public:
     virtual ~FrameSource() = default;
@@ -68,8 +103,13 @@ public:
     virtual double fps() const = 0;         // nominal rate (0 if unknown)
     virtual long frame_count() const = 0;   // -1 when unknown (live); from duration x fps
                                             // when the container has no count
-    // "sample.mp4: h264 768x576 @ 10 fps, 120 frames"; live sources end in ", live"
+    // "sample.mp4: h264 768x576 @ 10 fps, 120 frames"; live sources add ", live", NVDEC
+    // decoding adds ", nvdec" at the end
     virtual std::string description() const = 0;
+    // "nvdec" while NVDEC decodes, else "sw". decode_note() is empty or one line for the user,
+    // e.g. why NVDEC was asked for but the CPU decodes.
+    virtual std::string decode_mode() const { return "sw"; }
+    virtual std::string decode_note() const { return {}; }
 };
 
 }  // namespace corrtrack

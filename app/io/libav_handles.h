@@ -32,5 +32,8 @@ struct PacketFreer {
 struct SwsFreer {
     void operator()(SwsContext* s) const { sws_freeContext(s); }
 };
+struct BufferUnref {
+    void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
+};
 
 }  // namespace corrtrack
