@@ -18,6 +18,7 @@
 
 #include "app/eval/plot.h"
 #include "corrtrack/correlator.h"
+#include "tests/support/synthetic_clip.h"
 
 namespace corrtrack {
 namespace {
@@ -40,13 +41,13 @@ std::string read_file(const fs::path& p) {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-class TempDir {
+class ScratchDir {
 public:
-    TempDir() {
+    ScratchDir() {
         std::string templ = (fs::temp_directory_path() / "corrtrack-test-bench-XXXXXX").string();
         path_ = ::mkdtemp(templ.data()) ? templ : std::string();
     }
-    ~TempDir() {
+    ~ScratchDir() {
         std::error_code ec;
         if (!path_.empty()) fs::remove_all(path_, ec);
     }
@@ -62,7 +63,7 @@ struct CliRun {
     std::string output;  // stdout and stderr together
 };
 
-CliRun run_cli(const TempDir& dir, const std::string& args) {
+CliRun run_cli(const ScratchDir& dir, const std::string& args) {
     const fs::path log = dir / "cli.log";
     const std::string cmd = sh_quote(binary()) + " " + args + " >" + sh_quote(log.string()) + " 2>&1";
     const int status = std::system(cmd.c_str());
@@ -142,7 +143,7 @@ void expect_near_rel(double got, double want, double rel, const std::string& wha
 }
 
 TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
-    TempDir dir;
+    ScratchDir dir;
     ASSERT_FALSE(dir.path().empty());
     const fs::path csv_path = dir / "bench.csv", png_path = dir / "bench.png", json_path = dir / "bench.json";
     const CliRun run = run_cli(dir, "bench --kernels cpu_ref,cpu_fast --sizes 160x120 --templates 8,13x7 "
@@ -217,7 +218,7 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
 }
 
 TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
-    TempDir dir;
+    ScratchDir dir;
     ASSERT_FALSE(dir.path().empty());
     const fs::path csv_path = dir / "batch.csv", json_path = dir / "batch.json";
     const CliRun run = run_cli(dir, "bench --kernels cpu_ref,cpu_fast --sizes 160x120 --templates 8,13x7 "
@@ -283,7 +284,7 @@ TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
 }
 
 TEST(Bench, BatchOffKeepsTheColumnsAndBadBatchIsABadOption) {
-    TempDir dir;
+    ScratchDir dir;
     const fs::path csv_path = dir / "plain.csv";
     CliRun run = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --modes window --runs 1 "
                               "--warmup 0 --quiet --csv " + sh_quote(csv_path.string()));
@@ -298,7 +299,7 @@ TEST(Bench, BatchOffKeepsTheColumnsAndBadBatchIsABadOption) {
 }
 
 TEST(Bench, UnknownKernelIsABadOption) {
-    TempDir dir;
+    ScratchDir dir;
     const CliRun run = run_cli(dir, "bench --kernels cpu_ref,no_such_kernel --sizes 160x120 --templates 8 --runs 1");
     EXPECT_NE(run.code, 0);
     EXPECT_NE(run.output.find("no_such_kernel"), std::string::npos) << run.output;
@@ -306,7 +307,7 @@ TEST(Bench, UnknownKernelIsABadOption) {
 }
 
 TEST(Bench, MalformedSizeListIsABadOption) {
-    TempDir dir;
+    ScratchDir dir;
     CliRun run = run_cli(dir, "bench --kernels cpu_ref --sizes 640by480 --templates 8 --runs 1");
     EXPECT_NE(run.code, 0);
     EXPECT_NE(run.output.find("640by480"), std::string::npos) << run.output;
@@ -319,7 +320,7 @@ TEST(Bench, MalformedSizeListIsABadOption) {
 }
 
 TEST(Bench, SlowAndUnsupportedCasesAreReportedNotFatal) {
-    TempDir dir;
+    ScratchDir dir;
     const fs::path csv_path = dir / "slow.csv";
     // One cpu_ref run of a 64x64 template over 320x240 takes far more than a millisecond; a
     // template larger than the frame is refused by every kernel.
@@ -341,7 +342,7 @@ TEST(Bench, SlowAndUnsupportedCasesAreReportedNotFatal) {
 }
 
 TEST(Bench, HungCallStopsTheBenchWithItsResults) {
-    TempDir dir;
+    ScratchDir dir;
     const fs::path csv_path = dir / "hang.csv";
     // One cpu_ref run of a 256x256 template over 640x480 is 5.7e9 multiply-adds: far longer
     // than the 0.2 s after which the watchdog gives up on it.
@@ -359,7 +360,7 @@ TEST(Bench, HungCallStopsTheBenchWithItsResults) {
 
 TEST(Bench, ComparesTheCpuKernels) {
     if (!find_kernel("cpu_opencv")) GTEST_SKIP() << "built without OpenCV: no cpu_opencv to compare with";
-    TempDir dir;
+    ScratchDir dir;
     const CliRun run = run_cli(dir, "bench --kernels cpu_fast,cpu_opencv --sizes 160x120 --templates 8,16 "
                                     "--modes full --runs 3 --warmup 1 --quiet");
     EXPECT_EQ(run.code, 0) << run.output;
@@ -384,7 +385,7 @@ plot::Figure two_panel_figure() {
 
 TEST(Plot, RendersAPng) {
     if (!plot::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed here";
-    TempDir dir;
+    ScratchDir dir;
     const fs::path png = dir / "it's a plot.png";
     const plot::RenderResult r = plot::render_png(two_panel_figure(), png.string());
     ASSERT_TRUE(r.ok) << r.error;
@@ -395,7 +396,7 @@ TEST(Plot, MissingGnuplotIsAClearError) {
     const char* old = std::getenv("CORRTRACK_GNUPLOT");
     const std::string saved = old ? old : "";
     ::setenv("CORRTRACK_GNUPLOT", "/nonexistent/gnuplot", 1);
-    TempDir dir;
+    ScratchDir dir;
     const plot::RenderResult r = plot::render_png(two_panel_figure(), (dir / "x.png").string());
     if (old) ::setenv("CORRTRACK_GNUPLOT", saved.c_str(), 1);
     else ::unsetenv("CORRTRACK_GNUPLOT");
@@ -407,6 +408,49 @@ TEST(Plot, MissingGnuplotIsAClearError) {
     EXPECT_NE(script.find("set output 'out.png'"), std::string::npos);
     EXPECT_NE(script.find("$p0s0 << EOD"), std::string::npos);
     EXPECT_NE(script.find("'it''s a test'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace corrtrack
+
+// `bench --e2e`: the whole pipeline on a generated clip. Without a GPU the NVDEC row says why
+// it is missing; with one it is timed too.
+
+namespace corrtrack {
+namespace {
+
+TEST(Bench, EndToEndTimesDecodeAloneAgainstDecodePlusTrack) {
+    ScratchDir dir;
+    SyntheticClipSpec spec;
+    spec.frames = 30;
+    spec.crf = 18;
+    spec.codec = "libx264";
+    std::string error;
+    const std::string clip = (dir / "clip.mp4").string();
+    ASSERT_EQ(write_synthetic_clip(clip, spec, &error).size(), 30u) << error;
+    const CliRun run = run_cli(dir, "bench --e2e " + sh_quote(clip) + " --e2e-box 60,70,40,32 --e2e-repeats 1 --json " +
+                                        sh_quote((dir / "e2e.json").string()));
+    ASSERT_EQ(run.code, 0) << run.output;
+    const auto doc = nlohmann::json::parse(read_file(dir / "e2e.json"));
+    ASSERT_EQ(doc["clips"].size(), 1u);
+    const auto& modes = doc["clips"][0]["modes"];
+    ASSERT_GE(modes.size(), 1u);
+    const auto& sw = modes[0];
+    EXPECT_EQ(sw["decode"], "sw");
+    EXPECT_EQ(sw["frames"], 30);
+    EXPECT_GT(sw["decode_only_fps"].get<double>(), 0.0);
+    EXPECT_GT(sw["decode_track_fps"].get<double>(), 0.0);
+    EXPECT_GT(sw["latency_ms"]["median"].get<double>(), 0.0);
+    EXPECT_GE(sw["latency_ms"]["p95"].get<double>(), sw["latency_ms"]["median"].get<double>());
+    EXPECT_GT(sw["stages"]["correlate"]["median_ms"].get<double>(), 0.0);
+    ASSERT_EQ(modes.size(), 2u) << "an NVDEC row, timed or saying why not";
+    if (!cuda_available()) {
+        EXPECT_TRUE(modes[1].contains("unavailable"));
+        EXPECT_NE(modes[1]["unavailable"].get<std::string>().find("NVDEC"), std::string::npos);
+    } else if (!modes[1].contains("unavailable")) {
+        EXPECT_EQ(modes[1]["decode"], "nvdec");
+        EXPECT_LE(doc["clips"][0]["sw_vs_nvdec_max_centre_px"].get<double>(), 0.5);
+    }
 }
 
 }  // namespace

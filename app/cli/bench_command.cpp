@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
+#include "app/cli/e2e_bench.h"
 #include "app/cli/commands.h"
 #include "app/eval/plot.h"
 #include "corrtrack/correlator.h"
@@ -1461,7 +1462,25 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
         "skipped (too slow for --max-seconds, or --max-total-seconds), unavailable (no GPU) or error.\n"
         "Exit status: 0 when every case ran or was declined/skipped, 1 when a case failed or an output "
         "could not be written, 2 for bad options.");
-    cmd->callback([o, &outcome] { outcome.exit_code = run_bench(*o); });
+    // --e2e switches from the kernel sweep to the whole pipeline (e2e_bench.h).
+    auto e2e = std::make_shared<E2eOptions>();
+    cmd->add_option("--e2e", e2e->clips,
+                    "Time the whole pipeline instead, on these video files: decode alone vs decode + track, "
+                    "software decode and NVDEC, fps, overhead and latency (median/p95)")
+        ->delimiter(',');
+    cmd->add_option("--e2e-box", e2e->boxes, "e2e target box x,y,w,h; repeat for more (default: 64x64 in the middle)");
+    cmd->add_option("--e2e-kernel", e2e->kernel, "e2e tracker kernel")->capture_default_str();
+    cmd->add_option("--e2e-frames", e2e->frames, "e2e frames per pass (-1: whole clip)")->capture_default_str();
+    cmd->add_option("--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)")->capture_default_str();
+    cmd->callback([o, e2e, &outcome] {
+        if (!e2e->clips.empty()) {
+            e2e->json = o->json;
+            e2e->quiet = o->quiet;
+            outcome.exit_code = run_e2e_bench(*e2e);
+            return;
+        }
+        outcome.exit_code = run_bench(*o);
+    });
 }
 
 }  // namespace corrtrack
