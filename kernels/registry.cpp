@@ -31,6 +31,7 @@ const std::vector<KernelEntry>& kernel_registry() {
         e.push_back({"cuda_shuffle_split", Device::kCuda, "JPDC split-row: template rows shared among warps, atomicAdd", cuda_kernels_available, make_cuda_shuffle_split});
         e.push_back({"cuda_shuffle_grouped", Device::kCuda, "JPDC grouped-overlap: 4 vertical outputs per thread share image rows", cuda_kernels_available, make_cuda_shuffle_grouped});
         e.push_back({"cuda_warp_per_overlap", Device::kCuda, "JPDC warp-per-overlap: one warp per window, warp reduction", cuda_kernels_available, make_cuda_warp_per_overlap});
+        e.push_back({"cuda_mma", Device::kCuda, "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images", cuda_mma_available, [] { return make_cuda_mma(); }});
         e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images", cuda_kernels_available, make_cuda_fft});
         e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest", cuda_kernels_available, make_auto});
         // CUDA_REGISTRY_END
@@ -47,6 +48,7 @@ const std::vector<KernelEntry>& kernel_variants() {
         {"cuda_shuffle_grouped_r2", Device::kCuda, "cuda_shuffle_grouped, 2 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(2); }},
         {"cuda_shuffle_grouped_r4", Device::kCuda, "cuda_shuffle_grouped, 4 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(4); }},
         {"cuda_shuffle_grouped_r8", Device::kCuda, "cuda_shuffle_grouped, 8 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(8); }},
+        {"cuda_mma_r4", Device::kCuda, "cuda_mma, 4 output rows per warp", cuda_mma_available, [] { return make_cuda_mma(4); }},
     };
     return entries;
 }

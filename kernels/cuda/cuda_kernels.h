@@ -36,6 +36,12 @@ std::unique_ptr<Correlator> make_cuda_shuffle_grouped_rows(int rows);
 std::unique_ptr<Correlator> make_cuda_warp_per_overlap();
 std::unique_ptr<Correlator> make_cuda_fft();
 
+// int8 tensor cores (corr_mma.cu, sm_80+; kernels/cuda/NOTES_mma.md): kMmaWarpRows output rows
+// per warp is the registry's cuda_mma, 4 the bench's cuda_mma_r4; nullptr for any other count.
+bool cuda_mma_available();  // a CUDA GPU of compute capability 8.0 or newer
+constexpr int kMmaWarpRows = 8;
+std::unique_ptr<Correlator> make_cuda_mma(int rows_per_warp = kMmaWarpRows);
+
 // "auto" (auto_select.cu): the first time it sees a problem shape it times every available
 // CUDA kernel that supports it (the only place a kernel synchronizes) and dispatches to the
 // fastest from then on. CORRTRACK_AUTO_KERNEL=<name> in the environment pins the choice.
