@@ -134,7 +134,8 @@ int run_track_loop(FramePipeline& pipeline, MultiTracker& tracker, const std::ve
         p.frame = f;
         if (uploader && f->has_host_luma()) p.device_slot = uploader->upload(*f);
         pending.push_back(p);
-        const std::size_t lookahead = uploader && !o.realtime ? 1 : 0;
+        // Only copied frames gain from the look-ahead; NVDEC frames are on the device already.
+        const std::size_t lookahead = p.device_slot >= 0 && !o.realtime ? 1 : 0;
         recycle_copied();
         while (pending.size() > lookahead && !stop) {
             if (!process(pending.front())) stop = true;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "app/track/device_search.h"
 #include "app/track/matcher.h"
@@ -328,6 +329,7 @@ struct GpuSearch {
         int row;                // first atlas row
         std::size_t map_offset; // first float of its map
         Size out;
+        int order = 0;          // position before sorting
     };
     std::vector<Item> items;
     std::vector<SampleItem> samples;
@@ -479,9 +481,11 @@ void MultiTracker::Impl::search_gpu(ImageView frame, const TrackerOptions& o, St
     GpuSearch& s = *g;
     // Lay the patches out in the atlas grouped by template size, so that each group's
     // patches (equal in size) are consecutive: one batched launch per group.
-    std::stable_sort(s.items.begin(), s.items.end(), [&](const GpuSearch::Item& a, const GpuSearch::Item& b) {
+    // (std::sort with the list position as the last key: stable without stable_sort's buffer.)
+    for (std::size_t k = 0; k < s.items.size(); ++k) s.items[k].order = static_cast<int>(k);
+    std::sort(s.items.begin(), s.items.end(), [&](const GpuSearch::Item& a, const GpuSearch::Item& b) {
         const Size ta = targets[a.target]->templ_size, tb = targets[b.target]->templ_size;
-        return std::make_pair(ta.width, ta.height) < std::make_pair(tb.width, tb.height);
+        return std::make_tuple(ta.width, ta.height, a.order) < std::make_tuple(tb.width, tb.height, b.order);
     });
     int rows = 0, width = 0;
     std::size_t floats = 0;
@@ -679,6 +683,17 @@ void MultiTracker::clear() {
     if (impl_->g) impl_->g->updates_pending = false;
     impl_->targets.clear();
     impl_->results.clear();
+}
+void MultiTracker::remove_target(int i) {
+    Impl& m = *impl_;
+    m.targets.erase(m.targets.begin() + i);
+    if (i < static_cast<int>(m.results.size())) m.results.erase(m.results.begin() + i);
+}
+void MultiTracker::set_options(const TrackerOptions& options) {
+    const std::string kernel = options_.kernel;
+    options_ = options;
+    options_.kernel = kernel;
+    impl_->keep_maps = options_.keep_maps;
 }
 const std::string& MultiTracker::kernel_name() const { return impl_->kernel_name; }
 std::string MultiTracker::kernel_summary() const { return impl_->probe ? impl_->probe->info().summary : ""; }
