@@ -686,6 +686,7 @@ void MultiTracker::clear() {
 }
 void MultiTracker::remove_target(int i) {
     Impl& m = *impl_;
+    if (i < 0 || i >= static_cast<int>(m.targets.size())) throw std::out_of_range("MultiTracker::remove_target");
     m.targets.erase(m.targets.begin() + i);
     if (i < static_cast<int>(m.results.size())) m.results.erase(m.results.begin() + i);
 }

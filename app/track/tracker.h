@@ -78,12 +78,19 @@ public:
     // Checks the box (inside the frame, >= 4x4 px, textured) and builds the template from
     // `frame` (host or device luma). Returns the target's index, or -1 with *error.
     int add_target(ImageView frame, const BoxF& box, std::string* error);
+    // Drops target i; later targets move down one index. Its pending template update is
+    // discarded; the others' stay queued.
+    void remove_target(int i);
     void clear();
     int size() const;
     // Tracks every target on this frame. Results stay valid until the next call.
     const std::vector<TrackResult>& update(ImageView frame);
 
     const TrackerOptions& options() const { return options_; }
+    // New settings from the next update on; targets added later take their template settings
+    // (max template side, anchor) from them. The kernel stays (set_kernel swaps it), and so do
+    // the stream and buffers, so a decoder sharing the stream keeps working.
+    void set_options(const TrackerOptions& options);
     const std::string& kernel_name() const;   // as asked ("auto" stays "auto")
     std::string kernel_summary() const;
     bool on_gpu() const;
