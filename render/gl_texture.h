@@ -1,4 +1,4 @@
-// One place that makes the GUI's 2D textures (frame, CPU heatmap, CUDA-interop heatmap).
+// One place that makes the GUI's 2D textures (CPU and CUDA-interop frames and heatmaps).
 // Thread rules: main (GL) thread only, with the GL context current.
 #pragma once
 
