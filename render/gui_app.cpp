@@ -14,7 +14,9 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 
+#include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
@@ -23,6 +25,8 @@
 #include "app/io/video_writer.h"
 #include "app/pipeline/frame_ring.h"
 #include "render/ab_compare.h"
+#include "render/frame_sink.h"
+#include "render/frame_sink_cuda.h"
 #include "render/heatmap_sink.h"
 #include "render/heatmap_sink_cuda.h"
 #include "render/panels.h"
@@ -69,11 +73,11 @@ Rgb to_rgb(ImU32 c) {
             static_cast<std::uint8_t>((c >> 16) & 0xFF)};
 }
 
+// A target as the GUI sees it; targets_[i] is the tracker's target i.
 struct Target {
     int id = 0;
-    std::unique_ptr<Tracker> tracker;
     TrackResult result;
-    bool updated = false;     // update() ran since init, so last_map() holds a map
+    bool updated = false;     // tracked since (re)init, so the tracker's last_map(i) holds a map
     bool heat_dirty = false;  // the map changed since it was last uploaded
     std::unique_ptr<HeatmapSink> heat = make_heatmap_sink();  // CUDA-GL interop with a GPU
 };
@@ -93,6 +97,15 @@ public:
         model_.path_edit = o.input;
         model_.cameras = scan_cameras();
         model_.gpu = cuda_available() ? cuda_device_description() : "none, CPU path";
+        // One tracker for every target, made before any input: its stream is the one NVDEC
+        // decodes on and the interop sinks map on, for as long as the app runs (set_kernel and
+        // set_options keep it).
+        TrackerOptions to = o.tracker;
+        to.kernel = model_.kernel;
+        to.keep_maps = true;
+        tracker_ = std::make_unique<MultiTracker>(to);
+        if (std::string error; !tracker_->set_kernel(model_.kernel, &error))
+            std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
     }
     ~GuiApp() {
         std::string error;
@@ -114,15 +127,17 @@ private:
     void seek(long index);
     void reset();
     void open_from_ui(const std::string& input);
+    ImageView luma_for(bool device_ok);
+    void show_current_frame();
     // Targets
-    std::unique_ptr<Tracker> make_tracker(const BoxF& box, std::string* error);
+    int index_of(int id) const;
     void add_target(const BoxF& box);
     void reselect_target(const BoxF& box);
     void drop_target(int id);
     Target* selected_target();
     void set_kernel(const std::string& name);
     void apply_tracker_options();
-    void reinit_all(const char* why);
+    void reinit_all();
     void run_ab();
     // Output
     void record_frame();
@@ -151,12 +166,19 @@ private:
     GuiOptions opt_;
     Window window_;  // first: GL objects below must go before the context does
     GuiModel model_;
-    FrameTexture texture_;
+    // Before the pipeline and the frame: the decoder works on the tracker's stream and frames
+    // hold decoder surfaces, so both must go before the stream does.
+    std::unique_ptr<MultiTracker> tracker_;
+    std::unique_ptr<FrameSink> frame_sink_;  // made once the window (GL context) exists
+    Stream frame_stream_ = nullptr;          // the stream the pipeline decodes on
+    std::vector<std::uint8_t> frame_scratch_;
 
     std::string input_;
     std::vector<BoxF> start_boxes_;
     std::unique_ptr<FramePipeline> pipeline_;
     Frame current_;
+    HostBuffer host_luma_;          // current_'s device plane, downloaded for a CPU consumer
+    bool host_luma_ready_ = false;
     bool has_frame_ = false;
     bool frame_dirty_ = false;
     long frames_done_ = 0;  // frames tracked since the input was opened (the first included)
@@ -207,12 +229,34 @@ private:
 std::unique_ptr<FramePipeline> GuiApp::start_pipeline(const std::string& input, std::string* error) {
     SourceOptions so;
     so.input = input;
-    so.want_rgb = true;
     so.read_timeout_s = opt_.read_timeout_s;
-    auto source = FrameSource::open(so, error);
-    if (!source) return nullptr;
+    // NVDEC decodes on the tracker's stream, so the tracker and the frame sink read finished
+    // pixels with no host wait. Frames stay on the device (no host luma, no host RGB: the
+    // decoder would download every frame) only where every reader can take them there: a GPU
+    // tracker and a frame sink with CUDA-GL interop. auto means NVDEC for a GPU tracker only:
+    // a CPU kernel would have every NVDEC frame downloaded and converted on the host.
+    const bool gpu_tracker = tracker_->on_gpu();
+    so.decode = opt_.decode == DecodeMode::kAuto && !gpu_tracker ? DecodeMode::kSoftware : opt_.decode;
+    const bool device_frames = gpu_tracker && frame_sink_->takes_device_frames();
+    so.cuda_stream = tracker_->stream();
+    so.want_host_luma = !gpu_tracker;
+    so.want_rgb = !device_frames;
     // Live sources: three slots keep latency at one frame; files: four ride out decode jitter.
-    const int slots = source->live() ? 3 : 4;
+    // Surfaces held at once: every slot, the one being refilled (it lets go of its old frame
+    // only once the new one is in), and current_.
+    constexpr int kFileSlots = 4, kLiveSlots = 3;
+    so.held_frames = kFileSlots + 2;
+    auto source = FrameSource::open(so, error);
+    if (source && device_frames && source->decode_mode() != "nvdec") {
+        // NVDEC declined the input (codec, profile, no device): software frames need host RGB.
+        so.want_rgb = true;
+        source = FrameSource::open(so, error);
+    }
+    if (!source) return nullptr;
+    model_.decode_mode = source->decode_mode();
+    model_.decode_note = source->decode_note();
+    frame_stream_ = so.cuda_stream;
+    const int slots = source->live() ? kLiveSlots : kFileSlots;
     auto pipe = std::make_unique<FramePipeline>(std::move(source), slots);
     const Frame* f = pipe->acquire();
     if (!f) {
@@ -220,6 +264,7 @@ std::unique_ptr<FramePipeline> GuiApp::start_pipeline(const std::string& input, 
         return nullptr;
     }
     current_ = *f;  // copy-assign reuses current_'s buffers
+    host_luma_ready_ = false;
     pipe->release(f);
     return pipe;
 }
@@ -231,6 +276,7 @@ bool GuiApp::open_input(const std::string& input, const std::vector<BoxF>& start
         return false;
     }
     if (video_ && current_.size() != video_size_) toggle_recording();  // the encoder is sized for the old input
+    if (!model_.decode_note.empty()) std::fprintf(stderr, "corrtrack: %s\n", model_.decode_note.c_str());
     pipeline_ = std::move(pipe);
     input_ = input;
     start_boxes_ = start_boxes;
@@ -247,11 +293,15 @@ bool GuiApp::open_input(const std::string& input, const std::vector<BoxF>& start
     processed_at_.clear();
     history_.clear();
     targets_.clear();
+    tracker_->clear();
+    TrackerOptions o = model_.tracker;
+    o.keep_maps = true;
+    tracker_->set_options(o);
     next_id_ = 0;
     selected_ = -1;
     sample_pending_ = false;
     log_event({{"event", "open"}, {"input", input}, {"ok", true}, {"description", model_.description},
-               {"frames", model_.frame_count}});
+               {"frames", model_.frame_count}, {"decode", model_.decode_mode}, {"decode_note", model_.decode_note}});
     for (const BoxF& b : start_boxes_) add_target(b);
     // The first frame's rows, as `corrtrack track` writes them: the given boxes, score 1.
     record_frame();
@@ -265,33 +315,58 @@ bool GuiApp::read_frame() {
     const Frame* f = pipeline_->acquire();
     if (!f) return false;
     current_ = *f;  // copy-assign reuses current_'s buffers
+    host_luma_ready_ = false;
     pipeline_->release(f);
-    if (current_.rgb.empty()) {  // never expected with want_rgb, but the view needs colour
-        current_.rgb.resize(current_.luma.size() * 3);
-        for (std::size_t i = 0; i < current_.luma.size(); ++i)
-            std::fill_n(&current_.rgb[3 * i], 3, current_.luma[i]);
-    }
     frame_dirty_ = true;
     ++frames_done_;
     return true;
 }
 
+// The luma plane as a consumer can read it: the device plane where `device_ok` and there is no
+// host copy, else host memory. An NVDEC frame that a CPU consumer needs (a CPU kernel picked
+// after the input opened, the A/B comparison) is downloaded once, on the decoder's stream.
+ImageView GuiApp::luma_for(bool device_ok) {
+    if (current_.has_host_luma() || (device_ok && current_.on_device())) return current_.luma_view();
+    if (!current_.on_device()) return current_.luma_view();
+    if (!host_luma_ready_) {
+        const auto stream = static_cast<cudaStream_t>(frame_stream_);
+        host_luma_.resize(static_cast<std::size_t>(current_.width) * current_.height);
+        cudaError_t err = cudaMemcpy2DAsync(host_luma_.data(), current_.width, current_.device.data,
+                                            current_.device.pitch, current_.width, current_.height,
+                                            cudaMemcpyDeviceToHost, stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+        if (err != cudaSuccess) throw std::runtime_error(std::string("luma download: ") + cudaGetErrorString(err));
+        host_luma_ready_ = true;
+    }
+    return {host_luma_.data(), current_.width, current_.height, static_cast<std::size_t>(current_.width),
+            MemorySpace::kHost};
+}
+
+void GuiApp::show_current_frame() {
+    if (!frame_dirty_ || !has_frame_) return;
+    show_frame(*frame_sink_, current_, frame_stream_, &frame_scratch_);
+    frame_dirty_ = false;
+}
+
 void GuiApp::track_frame() {
     if (sample_pending_) model_.history.push(sample_);  // not shown (screenshot mode): render 0
     StageTimes sum;
-    for (Target& t : targets_) {
-        try {
-            t.result = t.tracker->update(current_.luma_view());
-        } catch (const std::exception& e) {
-            // A kernel that refuses a shape throws; stop here so the user can pick another.
-            message("target #" + std::to_string(t.id) + ": " + e.what(), true);
-            model_.paused = true;
-            continue;
+    try {
+        const std::vector<TrackResult>& results = tracker_->update(luma_for(tracker_->on_gpu()));
+        for (std::size_t i = 0; i < targets_.size(); ++i) {
+            Target& t = targets_[i];
+            t.result = results[i];
+            t.updated = t.heat_dirty = true;
+            // The GPU path times the one pass of all targets; the CPU path each target's own.
+            if (tracker_->on_gpu() && i > 0) continue;
+            sum.upload_ms += t.result.times.upload_ms;
+            sum.correlate_ms += t.result.times.correlate_ms;
+            sum.peak_ms += t.result.times.peak_ms;
         }
-        t.updated = t.heat_dirty = true;
-        sum.upload_ms += t.result.times.upload_ms;
-        sum.correlate_ms += t.result.times.correlate_ms;
-        sum.peak_ms += t.result.times.peak_ms;
+    } catch (const std::exception& e) {
+        // A kernel that refuses a shape throws; stop here so the user can pick another.
+        message(std::string("tracking: ") + e.what(), true);
+        model_.paused = true;
     }
     sample_ = {static_cast<float>(current_.decode_ms), static_cast<float>(sum.upload_ms),
                static_cast<float>(sum.correlate_ms), static_cast<float>(sum.peak_ms), 0.0f};
@@ -355,12 +430,12 @@ void GuiApp::seek(long index) {
     model_.ended = false;
     has_frame_ = frame_dirty_ = true;
     // The targets restart where they were, on the frame sought.
+    tracker_->clear();
     std::vector<Target> kept;
     for (auto& [id, box] : boxes) {
         Target t;
         t.id = id;
-        t.tracker = make_tracker(box, &error);
-        if (!t.tracker) {
+        if (tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error) < 0) {
             message("target #" + std::to_string(id) + " dropped at the seek: " + error, true);
             continue;
         }
@@ -404,26 +479,23 @@ void GuiApp::open_from_ui(const std::string& input) {
 
 // ---- targets ----
 
-std::unique_ptr<Tracker> GuiApp::make_tracker(const BoxF& box, std::string* error) {
-    TrackerOptions o = model_.tracker;
-    o.kernel = model_.kernel;
-    auto t = std::make_unique<Tracker>(o);
-    if (!t->init(current_.luma_view(), box, error)) return nullptr;
-    return t;
+int GuiApp::index_of(int id) const {
+    for (std::size_t i = 0; i < targets_.size(); ++i)
+        if (targets_[i].id == id) return static_cast<int>(i);
+    return -1;
 }
 
 void GuiApp::add_target(const BoxF& box) {
     std::string error;
-    auto tracker = make_tracker(box, &error);
+    const bool ok = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error) >= 0;
     log_event({{"event", "init"}, {"mode", "add"}, {"frame", current_.index}, {"box", box_json(box)},
-               {"ok", tracker != nullptr}, {"error", error}, {"target", tracker ? next_id_ : -1}});
-    if (!tracker) {
+               {"ok", ok}, {"error", error}, {"target", ok ? next_id_ : -1}});
+    if (!ok) {
         message("cannot track that: " + error, true);
         return;
     }
     Target t;
     t.id = next_id_++;
-    t.tracker = std::move(tracker);
     t.result.box = box;
     t.result.sub_cx = box.cx();
     t.result.sub_cy = box.cy();
@@ -432,6 +504,8 @@ void GuiApp::add_target(const BoxF& box) {
     targets_.push_back(std::move(t));
 }
 
+// The new box is added first (the old target keeps tracking when it cannot be), then the old
+// one removed: the target keeps its id and colour and moves to the end of the list.
 void GuiApp::reselect_target(const BoxF& box) {
     Target* t = selected_target();
     if (!t) {
@@ -439,26 +513,32 @@ void GuiApp::reselect_target(const BoxF& box) {
         return;
     }
     std::string error;
-    auto tracker = make_tracker(box, &error);
+    const bool ok = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error) >= 0;
     log_event({{"event", "init"}, {"mode", "reselect"}, {"frame", current_.index}, {"box", box_json(box)},
-               {"ok", tracker != nullptr}, {"error", error}, {"target", t->id}});
-    if (!tracker) {  // the old target keeps tracking
+               {"ok", ok}, {"error", error}, {"target", t->id}});
+    if (!ok) {
         message("cannot track that: " + error, true);
         return;
     }
-    t->tracker = std::move(tracker);
-    t->result = {};
-    t->result.box = box;
-    t->result.sub_cx = box.cx();
-    t->result.sub_cy = box.cy();
-    t->result.score = 1.0f;
-    t->updated = false;
-    message("target #" + std::to_string(t->id) + " re-initialised", false);
+    const int i = index_of(t->id);
+    tracker_->remove_target(i);
+    Target moved = std::move(targets_[i]);
+    targets_.erase(targets_.begin() + i);
+    moved.result = {};
+    moved.result.box = box;
+    moved.result.sub_cx = box.cx();
+    moved.result.sub_cy = box.cy();
+    moved.result.score = 1.0f;
+    moved.updated = false;
+    targets_.push_back(std::move(moved));
+    message("target #" + std::to_string(targets_.back().id) + " re-initialised", false);
 }
 
 void GuiApp::drop_target(int id) {
-    targets_.erase(std::remove_if(targets_.begin(), targets_.end(), [id](const Target& t) { return t.id == id; }),
-                   targets_.end());
+    const int i = index_of(id);
+    if (i < 0) return;
+    tracker_->remove_target(i);
+    targets_.erase(targets_.begin() + i);
     if (selected_ == id) selected_ = targets_.empty() ? -1 : targets_.front().id;
     log_event({{"event", "drop"}, {"target", id}});
 }
@@ -476,36 +556,38 @@ void GuiApp::set_kernel(const std::string& name) {
         log_event({{"event", "kernel"}, {"name", name}, {"ok", false}, {"error", error}});
         return;
     }
-    for (Target& t : targets_)
-        if (!t.tracker->set_kernel(name, &error)) {
-            message("kernel " + name + ": " + error, true);
-            return;
-        }
+    if (!tracker_->set_kernel(name, &error)) {
+        message("kernel " + name + ": " + error, true);
+        return;
+    }
     model_.kernel = name;
     model_.kernel_running = resolve_kernel_name(name);
     log_event({{"event", "kernel"}, {"name", name}, {"ok", true}, {"frame", current_.index}});
     message("kernel " + name + " from the next frame", false);
 }
 
-void GuiApp::reinit_all(const char* why) {
+// Every target starts again from its current box on this frame, with the tracker's settings.
+void GuiApp::reinit_all() {
     std::vector<Target> kept;
+    tracker_->clear();
     for (Target& t : targets_) {
         std::string error;
-        auto tracker = make_tracker(t.result.box, &error);
-        if (!tracker) {
-            message("target #" + std::to_string(t.id) + " " + why + ": " + error, true);
-            kept.push_back(std::move(t));  // keeps its old tracker
+        if (tracker_->add_target(luma_for(tracker_->on_gpu()), t.result.box, &error) < 0) {
+            message("target #" + std::to_string(t.id) + " dropped: " + error, true);
             continue;
         }
-        t.tracker = std::move(tracker);
         t.updated = false;
         kept.push_back(std::move(t));
     }
     targets_ = std::move(kept);
+    if (index_of(selected_) < 0) selected_ = targets_.empty() ? -1 : targets_.front().id;
 }
 
 void GuiApp::apply_tracker_options() {
-    reinit_all("keeps its old settings");
+    TrackerOptions o = model_.tracker;
+    o.keep_maps = true;
+    tracker_->set_options(o);
+    reinit_all();
     log_event({{"event", "apply_tracker"}, {"frame", current_.index}});
     message("tracker settings applied; targets re-initialised on this frame", false);
 }
@@ -527,7 +609,12 @@ void GuiApp::run_ab() {
         ab_ready_ = true;
     }
     ab.error.clear();
-    ab.valid = ab_.run(current_.luma_view(), t->tracker->last_map_region(), t->result.box, &ab.error);
+    try {
+        ab.valid = ab_.run(luma_for(false), tracker_->last_map_region(index_of(t->id)), t->result.box, &ab.error);
+    } catch (const std::exception& e) {
+        ab.valid = false;
+        ab.error = e.what();
+    }
     if (!ab.valid) return;
     const Rect r = ab_.roi();
     char buf[128];
@@ -562,15 +649,23 @@ void GuiApp::record_frame() {
     if (video_) write_annotated();
 }
 
-// The same drawing as `corrtrack track --video`, in the GUI's target colours.
+// The same drawing as `corrtrack track --video`, in the GUI's target colours. Frames that never
+// had host RGB (NVDEC through interop) are read back from the frame texture: a host copy only
+// while recording.
 void GuiApp::write_annotated() {
-    annotated_.assign(current_.rgb.begin(), current_.rgb.end());
+    if (!current_.rgb.empty()) {
+        annotated_.assign(current_.rgb.begin(), current_.rgb.end());
+    } else {
+        show_current_frame();
+        if (!read_frame_rgb(*frame_sink_, &annotated_) || frame_sink_->size() != current_.size()) return;
+    }
     RgbImage img{annotated_.data(), current_.width, current_.height, static_cast<std::size_t>(current_.width) * 3};
     for (std::size_t i = 0; i < targets_.size(); ++i) {
         const Target& t = targets_[i];
         if (t.updated) {
-            draw_dashed_box(img, t.tracker->last_map_region(), {255, 255, 255});
-            if (i == 0) draw_heatmap_inset(img, t.tracker->last_map(), 8, 8, std::min(160, current_.width / 4));
+            draw_dashed_box(img, tracker_->last_map_region(static_cast<int>(i)), {255, 255, 255});
+            if (i == 0)
+                draw_heatmap_inset(img, tracker_->last_map(0), 8, 8, std::min(160, current_.width / 4));
         }
         draw_box(img, t.result.box, to_rgb(t.result.lost ? kLostColor : target_color(t.id)), 2);
     }
@@ -706,6 +801,7 @@ void GuiApp::sync_model() {
     model_.pts = current_.pts;
     model_.targets = static_cast<int>(targets_.size());
     model_.dropped = pipeline_ ? pipeline_->dropped() : 0;
+    model_.frame_path = frame_sink_->texture() ? frame_sink_->path() : "";
     model_.recording = video_ != nullptr;
     model_.history_rows = static_cast<long>(history_.size());
     model_.process_fps = processed_at_.size() >= 2 && !model_.paused
@@ -779,7 +875,8 @@ void GuiApp::video_area(ImVec2 pos, ImVec2 size) {
     }
 
     std::vector<TargetOverlay> overlays;
-    for (const Target& t : targets_) {
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+        const Target& t = targets_[i];
         TargetOverlay o;
         o.id = t.id;
         o.box = t.result.box;
@@ -787,12 +884,12 @@ void GuiApp::video_area(ImVec2 pos, ImVec2 size) {
         o.selected = t.id == selected_ && targets_.size() > 1;
         o.score = t.result.score;
         if (t.updated) {
-            o.search = t.tracker->last_map_region();
+            o.search = tracker_->last_map_region(static_cast<int>(i));
             o.heat = t.heat.get();
         }
         overlays.push_back(o);
     }
-    draw_video(dl, letterbox_, texture_, overlays, model_.view);
+    draw_video(dl, letterbox_, *frame_sink_, overlays, model_.view);
     if (dragging_) draw_selection(dl, drag_from_, io.MousePos, drag_add_ || io.KeyShift || targets_.empty());
     if (targets_.empty() && !dragging_) {
         const char* text = "Drag a box around the target to track it";
@@ -843,17 +940,19 @@ void GuiApp::status_bar(ImVec2 pos, ImVec2 size) {
 
 void GuiApp::render(const std::string& capture_png, bool* capture_ok) {
     const auto t_upload = Clock::now();
-    if (frame_dirty_) {
-        texture_.upload_rgb(current_.rgb.data(), current_.size());
-        frame_dirty_ = false;
-    }
-    for (Target& t : targets_)
+    // Everything below is queued on the tracker's stream (the decoder's too): the interop
+    // sinks map, convert and unmap there, and GL draws after each unmap without a host wait.
+    show_current_frame();
+    const Stream stream = tracker_->stream() ? tracker_->stream() : frame_stream_;
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+        Target& t = targets_[i];
         if (t.updated && t.heat_dirty) {
-            t.heat->upload(t.tracker->last_map(), model_.heat, nullptr);
+            t.heat->upload(tracker_->last_map(static_cast<int>(i)), model_.heat, stream);
             t.heat_dirty = false;
         }
+    }
     if (ab_dirty_) {
-        for (int i = 0; i < 2; ++i) ab_heat_[i]->upload(ab_.map(i), model_.heat, nullptr);
+        for (int i = 0; i < 2; ++i) ab_heat_[i]->upload(ab_.map(i), model_.heat, stream);
         ab_dirty_ = false;
     }
     gl_upload_ms_ = ms_since(t_upload);
@@ -951,12 +1050,15 @@ void GuiApp::print_state() const {
     std::printf("window %d %d\n", fb.width, fb.height);
     std::printf("view %.3f %.3f %.6f\n", letterbox_.x0, letterbox_.y0, letterbox_.scale);
     std::printf("panel %.0f %.0f %.0f %.0f\n", panel_pos_.x, panel_pos_.y, panel_size_.x, panel_size_.y);
-    for (const Target& t : targets_) {
+    std::printf("decode %s\n", model_.decode_mode.c_str());
+    std::printf("frames_to_gl %s\n", frame_sink_->path());
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+        const Target& t = targets_[i];
         const BoxF& b = t.result.box;
         std::printf("target %d box %.3f %.3f %.3f %.3f score %.4f lost %d\n", t.id, b.x, b.y, b.width, b.height,
                     t.result.score, t.result.lost ? 1 : 0);
         if (!t.updated) continue;
-        const BoxF s = t.tracker->last_map_region();
+        const BoxF s = tracker_->last_map_region(static_cast<int>(i));
         const BoxF h = heatmap_rect(s, b, t.heat->size());
         std::printf("search %d %.3f %.3f %.3f %.3f\n", t.id, s.x, s.y, s.width, s.height);
         std::printf("heatmap %d %.3f %.3f %.3f %.3f\n", t.id, h.x, h.y, h.width, h.height);
@@ -980,6 +1082,7 @@ int GuiApp::run() {
     }
     window_.set_key_handler([this](int key, int mods) { keys_.emplace_back(key, mods); });
     model_.gl_renderer = window_.gl_renderer();
+    frame_sink_ = make_frame_sink();  // probes CUDA-GL interop with this window's context
     const bool screenshot_mode = !opt_.screenshot.empty();
 
     if (!open_input(opt_.input, opt_.boxes, &error)) {

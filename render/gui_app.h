@@ -1,13 +1,15 @@
 // The desktop GUI: opens an input, tracks one or more targets frame by frame and shows them
 // with their NCC heatmaps, panels for kernels, tracker settings, timings, A/B and export; a
 // screenshot mode renders N frames into a PNG and exits.
-// Thread rules: run_gui() runs on the main thread (GLFW, GL, ImGui, trackers); the frame
-// pipeline's decode thread is the only other thread.
+// Thread rules: run_gui() runs on the main thread (GLFW, GL, ImGui, the one MultiTracker for
+// all targets); the frame pipeline's decode thread is the only other thread. One CUDA stream,
+// the tracker's, carries NVDEC's output, the kernels and the interop sinks' map/convert/unmap.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "app/io/frame_source.h"
 #include "app/track/tracker.h"
 #include "render/colormap.h"
 #include "render/video_view.h"
@@ -21,6 +23,9 @@ struct GuiOptions {
     TrackerOptions tracker;
     WindowOptions window;
     double read_timeout_s = 5.0;
+    // auto/nvdec: NVDEC when the tracker runs on the GPU and the codec allows; frames then go
+    // to GL through CUDA-GL interop where the GL context permits, with no host copy.
+    DecodeMode decode = DecodeMode::kAuto;
     // Screenshot mode: process `frames` frames at full speed, draw the UI once and write the
     // window to `screenshot` (PNG), then exit.
     std::string screenshot;

@@ -183,8 +183,8 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
     ImGui::SliderInt("##maxt", &o.max_template_side, 8, 128, "%d px", ImGuiSliderFlags_AlwaysClamp);
     if (ImGui::Button("Apply to current targets")) a.apply_tracker = true;
     ImGui::PushStyleColor(ImGuiCol_Text, kDimColor);
-    ImGui::TextWrapped("Settings apply to new and reset targets; Apply re-initialises the current ones "
-                       "at their boxes on this frame.");
+    ImGui::TextWrapped("All targets share these settings (one tracking pass). Apply re-initialises the "
+                       "current targets at their boxes on this frame; reset and opening an input use them too.");
     ImGui::PopStyleColor();
 }
 
@@ -225,7 +225,9 @@ void timings_panel(GuiModel& m) {
     if (m.paused || m.ended) ImGui::Text("Tracking: paused");
     else ImGui::Text("Tracking: %.1f fps", m.process_fps);
     ImGui::Text("GPU: %s", m.gpu.c_str());
-    ImGui::Text("Decode: software   dropped %ld frames", m.dropped);
+    ImGui::Text("Decode: %s   dropped %ld frames", m.decode_mode == "nvdec" ? "nvdec (GPU)" : "sw (CPU)", m.dropped);
+    if (!m.decode_note.empty()) ImGui::TextWrapped("%s", m.decode_note.c_str());
+    if (!m.frame_path.empty()) ImGui::TextWrapped("Frames to GL: %s", m.frame_path.c_str());
     // One row per stage: name and last value in a fixed column, the last 240 frames plotted
     // beside it (0 to twice the median, so spikes show without flattening the usual values).
     const StageHistory& h = m.history;

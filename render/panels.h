@@ -80,6 +80,8 @@ struct GuiModel {
     StageHistory history;
     double process_fps = 0;
     std::string gpu, gl_renderer;
+    std::string decode_mode = "sw", decode_note;  // FrameSource::decode_mode(), decode_note()
+    std::string frame_path;                        // how frames reach GL (FrameSink::path())
     long dropped = 0;
     // A/B
     AbModel ab;

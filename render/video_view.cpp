@@ -1,7 +1,4 @@
 #include "render/video_view.h"
-#include "render/gl_texture.h"
-
-#include <GL/glew.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,25 +23,6 @@ void Letterbox::to_frame(ImVec2 p, double* fx, double* fy) const {
 
 bool Letterbox::contains(ImVec2 p) const {
     return p.x >= x0 && p.y >= y0 && p.x < x0 + frame.width * scale && p.y < y0 + frame.height * scale;
-}
-
-FrameTexture::~FrameTexture() {
-    if (texture_) glDeleteTextures(1, &texture_);
-}
-
-void FrameTexture::upload_rgb(const std::uint8_t* rgb, Size size) {
-    if (!rgb || size.width <= 0 || size.height <= 0) return;
-    if (!texture_) texture_ = create_texture_2d(GL_LINEAR);
-    glBindTexture(GL_TEXTURE_2D, texture_);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);  // RGB24 rows need not be 4-byte multiples
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    if (size != size_) {
-        size_ = size;
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, size.width, size.height, 0, GL_RGB, GL_UNSIGNED_BYTE, rgb);
-    } else {
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, size.width, size.height, GL_RGB, GL_UNSIGNED_BYTE, rgb);
-    }
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
 }
 
 const char* to_string(HeatmapMode m) {
@@ -87,11 +65,11 @@ void draw_dashed_rect(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float d
     line({p0.x, p1.y}, p0);
 }
 
-void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameTexture& frame,
+void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame,
                 const std::vector<TargetOverlay>& targets, const ViewStyle& style) {
-    if (!frame.id()) return;
+    if (!frame.texture()) return;
     const ImVec2 f0 = lb.to_screen(0, 0), f1 = lb.to_screen(frame.size().width, frame.size().height);
-    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(frame.id())), f0, f1);
+    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(frame.texture())), f0, f1);
     dl->PushClipRect(f0, f1, true);
 
     const TargetOverlay* pane_target = nullptr;

@@ -1,4 +1,4 @@
-// The video view: the frame as a GL texture, letterboxed into its area, with the tracked boxes,
+// The video view: the frame as a GL texture (a FrameSink's), letterboxed into its area, with the tracked boxes,
 // search windows and NCC heatmaps drawn over it through an ImGui draw list.
 // Thread rules: main (GL) thread only.
 #pragma once
@@ -8,6 +8,7 @@
 
 #include "app/track/tracker.h"
 #include "imgui.h"
+#include "render/frame_sink.h"
 #include "render/heatmap_sink.h"
 
 namespace corrtrack {
@@ -25,23 +26,6 @@ struct Letterbox {
     // Screen to frame coordinates, clamped to the frame.
     void to_frame(ImVec2 p, double* fx, double* fy) const;
     bool contains(ImVec2 p) const;
-};
-
-// RGB24 frames into one texture, reallocated only when the frame size changes.
-class FrameTexture {
-public:
-    FrameTexture() = default;
-    ~FrameTexture();
-    FrameTexture(const FrameTexture&) = delete;
-    FrameTexture& operator=(const FrameTexture&) = delete;
-
-    void upload_rgb(const std::uint8_t* rgb, Size size);  // packed rows, 3 bytes a pixel
-    unsigned id() const { return texture_; }
-    Size size() const { return size_; }
-
-private:
-    unsigned texture_ = 0;
-    Size size_;
 };
 
 enum class HeatmapMode { kOverlay, kPane, kOff };
@@ -73,7 +57,7 @@ constexpr ImU32 kLostColor = IM_COL32(255, 60, 60, 255);
 // take, not the whole search window. Frame coordinates.
 BoxF heatmap_rect(const BoxF& search, const BoxF& box, Size map);
 
-void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameTexture& frame,
+void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame,
                 const std::vector<TargetOverlay>& targets, const ViewStyle& style);
 // The rubber band while the user drags out a box (screen coordinates).
 void draw_selection(ImDrawList* dl, ImVec2 a, ImVec2 b, bool adding);

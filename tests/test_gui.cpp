@@ -25,6 +25,8 @@
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
 
+#include "app/track/tracker.h"
+#include "corrtrack/correlator.h"
 #include "render/colormap.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/synthetic_clip.h"
@@ -518,6 +520,151 @@ TEST_F(Gui, XdotoolDragStepKernelSwitchAndQuit) {
         EXPECT_NEAR(rows[i].y + rows[i].h / 2, (fy0 + fy1) / 2, 6.0 * i) << "frame " << i;
         EXPECT_NEAR(rows[i].w, fx1 - fx0, 3.0) << "frame " << i;
         EXPECT_NEAR(rows[i].h, fy1 - fy0, 3.0) << "frame " << i;
+    }
+}
+
+
+// --decode nvdec in the GUI. Without a GPU it falls back to software decode, says why once, and
+// the screenshot's video area is pixel for pixel the one of --decode sw (same frames, same
+// boxes); with a GPU the run must work too (NVDEC frames, interop or the upload path under
+// Xvfb's Mesa GL) and look the same within decoder rounding.
+TEST_F(Gui, DecodeNvdecScreenshotMatchesSoftwareDecode) {
+    REQUIRE_DISPLAY();
+    auto shot = [&](const std::string& decode, const std::string& png, const std::string& log) {
+        return test::run_cli("gui " + kSample + " --box " + kSampleBox + " --kernel cpu_fast --decode " + decode +
+                                 " --screenshot " + png + " --frames 12 --window 1280x720 --print-box --log " + log +
+                                 " --csv " + file("decode_" + decode + ".csv"),
+                             dir_->path());
+    };
+    const auto sw = shot("sw", file("sw.png"), file("sw.log"));
+    ASSERT_EQ(sw.exit_code, 0) << sw.err;
+    const auto nv = shot("nvdec", file("nvdec.png"), file("nvdec.log"));
+    ASSERT_EQ(nv.exit_code, 0) << nv.err;
+    ASSERT_FALSE(nv.signalled);
+    const Printed ps = parse_printed(sw.out), pn = parse_printed(nv.out);
+    EXPECT_EQ(pn.frame, 11);
+    ASSERT_EQ(pn.box.count(0), 1u) << nv.out;
+    EXPECT_NE(sw.out.find("decode sw"), std::string::npos) << sw.out;
+
+    auto open_event = [](const std::string& log) {
+        for (const auto& e : read_log(log))
+            if (e.value("event", "") == "open") return e;
+        return nlohmann::json{};
+    };
+    const nlohmann::json nv_open = open_event(file("nvdec.log"));
+    ASSERT_FALSE(nv_open.is_null());
+    EXPECT_EQ(open_event(file("sw.log"))["decode"], "sw");
+    if (!cuda_available()) {
+        EXPECT_EQ(nv_open["decode"], "sw") << nv_open.dump();
+        EXPECT_NE(nv_open["decode_note"].get<std::string>().find("NVDEC"), std::string::npos) << nv_open.dump();
+        EXPECT_NE(nv.err.find("NVDEC"), std::string::npos) << "the fallback is announced: " << nv.err;
+        EXPECT_NE(nv.out.find("decode sw"), std::string::npos) << nv.out;
+        EXPECT_NE(nv.out.find("frames_to_gl texture upload"), std::string::npos) << nv.out;
+    } else {
+        std::printf("with a GPU: --decode nvdec ran as %s; %s\n", nv_open["decode"].get<std::string>().c_str(),
+                    nv.out.substr(nv.out.find("frames_to_gl")).c_str());
+    }
+
+    // Same boxes frame for frame: the same decoder without a GPU; with one, NVDEC's raw Y plane
+    // (limited range, where software GRAY8 expands it) moves boxes by well under a pixel.
+    const double tol = cuda_available() ? 1.0 : 0.0;
+    const auto rows_sw = read_csv(file("decode_sw.csv")), rows_nv = read_csv(file("decode_nvdec.csv"));
+    ASSERT_EQ(rows_nv.size(), 12u);
+    ASSERT_EQ(rows_nv.size(), rows_sw.size());
+    for (std::size_t i = 0; i < rows_sw.size(); ++i) {
+        EXPECT_NEAR(rows_nv[i].x, rows_sw[i].x, tol) << "frame " << i;
+        EXPECT_NEAR(rows_nv[i].y, rows_sw[i].y, tol) << "frame " << i;
+    }
+
+    // The video area (left of the panel, above the status bar) of both screenshots.
+    Image a, b;
+    ASSERT_TRUE(a.load(file("sw.png")));
+    ASSERT_TRUE(b.load(file("nvdec.png")));
+    ASSERT_EQ(a.width, b.width);
+    ASSERT_EQ(a.height, b.height);
+    EXPECT_EQ(ps.x0, pn.x0);
+    EXPECT_EQ(ps.scale, pn.scale);
+    long differ = 0, total = 0;
+    double sum = 0;
+    for (int y = 0; y < a.height - 40; ++y)
+        for (int x = 0; x < static_cast<int>(pn.panel[0]); ++x) {
+            ++total;
+            const unsigned char *p = a.at(x, y), *q = b.at(x, y);
+            const int d = std::abs(p[0] - q[0]) + std::abs(p[1] - q[1]) + std::abs(p[2] - q[2]);
+            differ += d != 0;
+            sum += d / 3.0;
+        }
+    std::printf("video area: %ld of %ld pixels differ, mean |diff| %.3f\n", differ, total, sum / total);
+    if (!cuda_available())
+        EXPECT_EQ(differ, 0) << "software fallback must show exactly the software decode's frame";
+    else
+        EXPECT_LT(sum / total, 3.0);
+    EXPECT_GT(outline_hits(b, pn, pn.box.at(0), 60, 255, 90), 0.9) << "the box in the NVDEC run's screenshot";
+
+    // A bad mode is refused before any window opens, as `track` refuses it.
+    const auto bad = test::run_cli("gui --decode gpu --screenshot " + file("bad.png"), dir_->path());
+    const auto bad_track = test::run_cli("track " + kSample + " --decode gpu", dir_->path());
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_FALSE(bad.signalled);
+    EXPECT_EQ(bad.exit_code, bad_track.exit_code) << bad.err;
+    EXPECT_NE(bad.err.find("sw, nvdec or auto"), std::string::npos) << bad.err;
+}
+
+// The GUI tracks all targets with one MultiTracker and drops or re-selects one with
+// remove_target: the targets left must track exactly as if the removed one had never been there.
+TEST(GuiTracker, RemoveTargetLeavesTheOthersAsTheyWere) {
+    SyntheticClipSpec spec;
+    spec.width = 240;
+    spec.height = 180;
+    spec.frames = 12;
+    const SyntheticScene scene(spec);
+    std::vector<std::uint8_t> luma;
+    auto frame = [&](int i) {
+        scene.render(i, luma);
+        return ImageView{luma.data(), spec.width, spec.height, static_cast<std::size_t>(spec.width), MemorySpace::kHost};
+    };
+    const TruthBox t = scene.box(0);
+    const BoxF moving{t.x, t.y, t.w, t.h}, still{150, 110, 36, 30}, other{20, 120, 30, 30};
+    for (const char* kernel : {"cpu_fast", "auto"}) {
+        TrackerOptions o;
+        o.kernel = kernel;
+        MultiTracker both(o), alone(o);
+        std::string error;
+        ASSERT_EQ(both.add_target(frame(0), other, &error), 0) << error;
+        ASSERT_EQ(both.add_target(frame(0), moving, &error), 1) << error;
+        ASSERT_EQ(both.add_target(frame(0), still, &error), 2) << error;
+        ASSERT_EQ(alone.add_target(frame(0), moving, &error), 0) << error;
+        ASSERT_EQ(alone.add_target(frame(0), still, &error), 1) << error;
+        for (int i = 1; i < spec.frames; ++i) {
+            const auto& rb = both.update(frame(i));
+            ASSERT_EQ(rb.size(), static_cast<std::size_t>(both.size()));
+            const std::vector<TrackResult> r_both(rb.begin(), rb.end());
+            const auto& ra = alone.update(frame(i));
+            const int first = both.size() - 2;  // the moving target's index in `both`
+            // Bit for bit on the CPU; a GPU kernel may lay the atlas out differently around
+            // the extra target, so allow float noise there.
+            const double tol = both.on_gpu() ? 1e-3 : 0.0;
+            for (int k = 0; k < 2; ++k) {
+                EXPECT_NEAR(r_both[first + k].box.x, ra[k].box.x, tol) << kernel << " frame " << i << " target " << k;
+                EXPECT_NEAR(r_both[first + k].box.y, ra[k].box.y, tol) << kernel << " frame " << i << " target " << k;
+                EXPECT_NEAR(r_both[first + k].score, ra[k].score, tol) << kernel << " frame " << i << " target " << k;
+            }
+            if (i == 4) {
+                both.remove_target(0);
+                EXPECT_EQ(both.size(), 2);
+            }
+        }
+        EXPECT_THROW(both.remove_target(2), std::out_of_range);
+        // set_options keeps the kernel (and stream): only set_kernel swaps it.
+        const Stream stream = both.stream();
+        TrackerOptions changed = o;
+        changed.kernel = "cpu_ref";
+        changed.search_factor = 3.0;
+        both.set_options(changed);
+        EXPECT_EQ(both.kernel_name(), kernel);
+        EXPECT_EQ(both.options().kernel, kernel);
+        EXPECT_EQ(both.options().search_factor, 3.0);
+        EXPECT_EQ(both.stream(), stream);
     }
 }
 

@@ -111,6 +111,14 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
                   "search window and heatmap rectangle");
     cmd->add_option("--csv", g.csv, "per-frame rows as they are tracked (the columns of `track --csv`)");
     cmd->add_option("--log", g.log, "UI events (open, init, kernel, step, frame, layout...) as JSON lines");
+    cmd->add_option_function<std::string>(
+           "--decode",
+           [args](const std::string& s) {
+               if (!parse_decode_mode(s, &args->gui.decode))
+                   throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
+           },
+           "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows; "
+           "frames then reach GL through CUDA-GL interop)");
     cmd->add_option("--read-timeout", g.read_timeout_s, "seconds a camera or stream may stall before giving up")
         ->capture_default_str();
     add_tracker_options(*cmd, g.tracker);
