@@ -49,6 +49,12 @@ const std::vector<KernelEntry>& kernel_variants() {
         {"cuda_shuffle_grouped_r4", Device::kCuda, "cuda_shuffle_grouped, 4 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(4); }},
         {"cuda_shuffle_grouped_r8", Device::kCuda, "cuda_shuffle_grouped, 8 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(8); }},
         {"cuda_mma_r4", Device::kCuda, "cuda_mma, 4 output rows per warp", cuda_mma_available, [] { return make_cuda_mma(4); }},
+        {"cuda_mma_a32", Device::kCuda, "cuda_mma, A fragments as four 4-byte shared loads (no register-quad moves)", cuda_mma_available, [] { return make_cuda_mma_variant("a32"); }},
+        {"cuda_mma_a32e", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of a row's 4 outputs first", cuda_mma_available, [] { return make_cuda_mma_variant("a32e"); }},
+        {"cuda_mma_a32e2", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of 2 outputs at a time first", cuda_mma_available, [] { return make_cuda_mma_variant("a32e2"); }},
+        {"cuda_mma_r4a32", Device::kCuda, "cuda_mma_a32, 4 output rows per warp (960 blocks at 1080p)", cuda_mma_available, [] { return make_cuda_mma_variant("r4a32"); }},
+        {"cuda_mma_r4w8a32", Device::kCuda, "cuda_mma_a32, 4 rows per warp x 8 warps per block (twice the warps per SM)", cuda_mma_available, [] { return make_cuda_mma_variant("r4w8a32"); }},
+        {"cuda_mma_a32_split", Device::kCuda, "cuda_mma_a32, SIT map + finish kernel, integral build overlapped on a second stream", cuda_mma_available, [] { return make_cuda_mma_variant("a32_split"); }},
     };
     return entries;
 }

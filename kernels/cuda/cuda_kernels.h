@@ -41,6 +41,9 @@ std::unique_ptr<Correlator> make_cuda_fft();
 bool cuda_mma_available();  // a CUDA GPU of compute capability 8.0 or newer
 constexpr int kMmaWarpRows = 8;
 std::unique_ptr<Correlator> make_cuda_mma(int rows_per_warp = kMmaWarpRows);
+// The bench's tuning variants, named cuda_mma_<tag> (NOTES_mma.md, "Variants"): a32, a32e,
+// a32e2, r4a32, r4w8a32, a32_split; nullptr for any other tag.
+std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag);
 
 // "auto" (auto_select.cu): the first time it sees a problem shape it times every available
 // CUDA kernel that supports it (the only place a kernel synchronizes) and dispatches to the
