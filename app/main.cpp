@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
     try {
         root.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return root.exit(e);
+        // --help and --version exit 0; every other parse error is a usage error (exit 2, as
+        // the README says), whatever code CLI11 gives that kind of error.
+        const int rc = root.exit(e);
+        return rc == 0 ? 0 : 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "corrtrack: error: %s\n", e.what());
         return 1;
