@@ -31,7 +31,7 @@ const std::vector<KernelEntry>& kernel_registry() {
         e.push_back({"cuda_shuffle_split", Device::kCuda, "JPDC split-row: template rows shared among warps, atomicAdd", cuda_kernels_available, make_cuda_shuffle_split});
         e.push_back({"cuda_shuffle_grouped", Device::kCuda, "JPDC grouped-overlap: 4 vertical outputs per thread share image rows", cuda_kernels_available, make_cuda_shuffle_grouped});
         e.push_back({"cuda_warp_per_overlap", Device::kCuda, "JPDC warp-per-overlap: one warp per window, warp reduction", cuda_kernels_available, make_cuda_warp_per_overlap});
-        e.push_back({"cuda_mma", Device::kCuda, "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images", cuda_mma_available, [] { return make_cuda_mma(); }});
+        e.push_back({"cuda_mma", Device::kCuda, "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images", cuda_mma_available, make_cuda_mma});
         e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images", cuda_kernels_available, make_cuda_fft});
         e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest", cuda_kernels_available, make_auto});
         // CUDA_REGISTRY_END
@@ -48,12 +48,12 @@ const std::vector<KernelEntry>& kernel_variants() {
         {"cuda_shuffle_grouped_r2", Device::kCuda, "cuda_shuffle_grouped, 2 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(2); }},
         {"cuda_shuffle_grouped_r4", Device::kCuda, "cuda_shuffle_grouped, 4 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(4); }},
         {"cuda_shuffle_grouped_r8", Device::kCuda, "cuda_shuffle_grouped, 8 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(8); }},
-        {"cuda_mma_r4", Device::kCuda, "cuda_mma, 4 output rows per warp", cuda_mma_available, [] { return make_cuda_mma(4); }},
+        {"cuda_mma_r8", Device::kCuda, "cuda_mma's first shape: 8 rows per warp, 4 warps, 8-byte A loads", cuda_mma_available, [] { return make_cuda_mma_rows(8); }},
+        {"cuda_mma_r4", Device::kCuda, "cuda_mma's first shape with 4 output rows per warp", cuda_mma_available, [] { return make_cuda_mma_rows(4); }},
         {"cuda_mma_a32", Device::kCuda, "cuda_mma, A fragments as four 4-byte shared loads (no register-quad moves)", cuda_mma_available, [] { return make_cuda_mma_variant("a32"); }},
         {"cuda_mma_a32e", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of a row's 4 outputs first", cuda_mma_available, [] { return make_cuda_mma_variant("a32e"); }},
         {"cuda_mma_a32e2", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of 2 outputs at a time first", cuda_mma_available, [] { return make_cuda_mma_variant("a32e2"); }},
         {"cuda_mma_r4a32", Device::kCuda, "cuda_mma_a32, 4 output rows per warp (960 blocks at 1080p)", cuda_mma_available, [] { return make_cuda_mma_variant("r4a32"); }},
-        {"cuda_mma_r4w8a32", Device::kCuda, "cuda_mma_a32, 4 rows per warp x 8 warps per block (twice the warps per SM)", cuda_mma_available, [] { return make_cuda_mma_variant("r4w8a32"); }},
         {"cuda_mma_a32_split", Device::kCuda, "cuda_mma_a32, SIT map + finish kernel, integral build overlapped on a second stream", cuda_mma_available, [] { return make_cuda_mma_variant("a32_split"); }},
     };
     return entries;

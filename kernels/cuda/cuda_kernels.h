@@ -36,13 +36,16 @@ std::unique_ptr<Correlator> make_cuda_shuffle_grouped_rows(int rows);
 std::unique_ptr<Correlator> make_cuda_warp_per_overlap();
 std::unique_ptr<Correlator> make_cuda_fft();
 
-// int8 tensor cores (corr_mma.cu, sm_80+; kernels/cuda/NOTES_mma.md): kMmaWarpRows output rows
-// per warp is the registry's cuda_mma, 4 the bench's cuda_mma_r4; nullptr for any other count.
+// int8 tensor cores (corr_mma.cu, sm_80+; kernels/cuda/NOTES_mma.md). The registry's cuda_mma
+// is the fastest shape the H200 bench found (4 output rows per warp, 8 warps per block, A
+// fragments as 4-byte shared loads: 90 us at 1080p/64x64 against 111 us for the first shape).
 bool cuda_mma_available();  // a CUDA GPU of compute capability 8.0 or newer
-constexpr int kMmaWarpRows = 8;
-std::unique_ptr<Correlator> make_cuda_mma(int rows_per_warp = kMmaWarpRows);
-// The bench's tuning variants, named cuda_mma_<tag> (NOTES_mma.md, "Variants"): a32, a32e,
-// a32e2, r4a32, r4w8a32, a32_split; nullptr for any other tag.
+std::unique_ptr<Correlator> make_cuda_mma();
+// The first shape, 8 (cuda_mma_r8) or 4 (cuda_mma_r4) rows per warp, 4 warps, 8-byte A loads;
+// nullptr for any other count.
+std::unique_ptr<Correlator> make_cuda_mma_rows(int rows_per_warp);
+// The bench's other tuning variants, named cuda_mma_<tag> (NOTES_mma.md, "Variants"): a32,
+// a32e, a32e2, r4a32, a32_split; nullptr for any other tag.
 std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag);
 
 // "auto" (auto_select.cu): the first time it sees a problem shape it times every available
