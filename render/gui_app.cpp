@@ -103,6 +103,7 @@ public:
         TrackerOptions to = o.tracker;
         to.kernel = model_.kernel;
         to.keep_maps = true;
+        to.keep_device_maps = true;  // the interop heatmap reads the map on the device
         tracker_ = std::make_unique<MultiTracker>(to);
         if (std::string error; !tracker_->set_kernel(model_.kernel, &error))
             std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
@@ -296,6 +297,7 @@ bool GuiApp::open_input(const std::string& input, const std::vector<BoxF>& start
     tracker_->clear();
     TrackerOptions o = model_.tracker;
     o.keep_maps = true;
+    o.keep_device_maps = true;
     tracker_->set_options(o);
     next_id_ = 0;
     selected_ = -1;
@@ -586,6 +588,7 @@ void GuiApp::reinit_all() {
 void GuiApp::apply_tracker_options() {
     TrackerOptions o = model_.tracker;
     o.keep_maps = true;
+    o.keep_device_maps = true;
     tracker_->set_options(o);
     reinit_all();
     log_event({{"event", "apply_tracker"}, {"frame", current_.index}});
@@ -947,7 +950,11 @@ void GuiApp::render(const std::string& capture_png, bool* capture_ok) {
     for (std::size_t i = 0; i < targets_.size(); ++i) {
         Target& t = targets_[i];
         if (t.updated && t.heat_dirty) {
-            t.heat->upload(tracker_->last_map(static_cast<int>(i)), model_.heat, stream);
+            // On the GPU the interop sink colours the device map in place: no host round trip
+            // (a CPU sink, without interop, takes the host copy).
+            const MapView device_map = tracker_->last_device_map(static_cast<int>(i));
+            t.heat->upload(device_map.data && t.heat->takes_device_maps() ? device_map : tracker_->last_map(static_cast<int>(i)),
+                           model_.heat, stream);
             t.heat_dirty = false;
         }
     }

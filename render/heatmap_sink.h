@@ -24,6 +24,9 @@ public:
     // colormap kernel on `stream` (the tracker's) between map and unmap of the registered
     // texture; the CPU sink ignores it.
     virtual void upload(const MapView& map, const HeatmapStyle& style, Stream stream) = 0;
+    // True when upload() colours device maps in place (CUDA-GL interop working); false means
+    // hand it host maps.
+    virtual bool takes_device_maps() const { return false; }
     virtual unsigned texture() const = 0;  // GL texture name, 0 before the first upload
     virtual Size size() const = 0;         // size of the last uploaded map
 };

@@ -99,6 +99,8 @@ public:
         if (texture_) glDeleteTextures(1, &texture_);
     }
 
+    bool takes_device_maps() const override { return !cpu_; }
+
     void upload(const MapView& map, const HeatmapStyle& style, Stream stream_handle) override {
         if (map.width <= 0 || map.height <= 0 || !map.data) return;
         if (cpu_) {  // interop unavailable (see below): host maps go the CPU way
@@ -114,9 +116,9 @@ public:
         const float* src = map.data;
         std::size_t pitch = map.pitch;
         if (map.space == MemorySpace::kHost) {
-            // Today's tracker keeps its map on the host: one async copy into the staging
-            // buffer (sized once per map size), then the same kernel as for device maps. The
-            // device-map path, with no copy at all, is what the GPU pipeline will use.
+            // A host map (CPU tracker, A/B): one async copy into the staging buffer (sized
+            // once per map size), then the same kernel as for device maps; the GPU tracker's
+            // device maps take no copy at all.
             ensure_staging(map.size());
             CORRTRACK_CUDA(cudaMemcpy2DAsync(staging_, staging_pitch_, map.data, map.pitch * sizeof(float),
                                              map.width * sizeof(float), map.height, cudaMemcpyHostToDevice,

@@ -344,3 +344,56 @@ TEST(MultiTracker, OnePassMatchesOneTrackerPerTargetAndBatchesOnTheGpu) {
 
 }  // namespace
 }  // namespace corrtrack
+
+#include <cuda_runtime.h>
+
+namespace corrtrack {
+namespace {
+
+// The device copy of each target's chosen map (what the GUI's interop heatmap reads) holds
+// exactly the host copy's values, also across a full-frame re-detection pass.
+TEST(MultiTracker, DeviceMapsEqualTheHostMaps) {
+    if (!cuda_available()) GTEST_SKIP() << "no GPU: device maps not tested";
+    TempDir dir("device_maps");
+    SyntheticClipSpec spec;
+    spec.frames = 12;
+    std::string error;
+    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
+    ASSERT_EQ(truth.size(), 12u) << error;
+    SourceOptions so;
+    so.input = dir.file("clip.mkv");
+    so.want_rgb = false;
+    auto source = FrameSource::open(so, &error);
+    ASSERT_TRUE(source) << error;
+    TrackerOptions options;
+    options.kernel = "cuda_dp4a_ilp";
+    options.keep_device_maps = true;
+    options.lost_score = 0.99;  // every frame also runs the re-detection pass for target 1
+    MultiTracker tracker(options);
+    Frame f;
+    int compared = 0;
+    while (source->read(f) == ReadStatus::kFrame) {
+        if (f.index == 0) {
+            ASSERT_GE(tracker.add_target(f.luma_view(), {truth[0].x, truth[0].y, truth[0].w, truth[0].h}, &error), 0);
+            ASSERT_GE(tracker.add_target(f.luma_view(), {200, 150, 40, 32}, &error), 0);
+            continue;
+        }
+        tracker.update(f.luma_view());
+        ASSERT_EQ(cudaStreamSynchronize(static_cast<cudaStream_t>(tracker.stream())), cudaSuccess);
+        for (int t = 0; t < 2; ++t) {
+            const MapView host = tracker.last_map(t), dev = tracker.last_device_map(t);
+            ASSERT_EQ(dev.space, MemorySpace::kDevice);
+            ASSERT_EQ(dev.size(), host.size());
+            std::vector<float> copy(static_cast<std::size_t>(dev.width) * dev.height);
+            ASSERT_EQ(cudaMemcpy(copy.data(), dev.data, copy.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+            for (int y = 0; y < host.height; ++y)
+                for (int x = 0; x < host.width; ++x)
+                    ASSERT_EQ(copy[static_cast<std::size_t>(y) * dev.width + x], host.row(y)[x]) << "target " << t;
+            ++compared;
+        }
+    }
+    EXPECT_EQ(compared, 22);
+}
+
+}  // namespace
+}  // namespace corrtrack

@@ -181,6 +181,11 @@ struct Target {
 
     // GPU path
     std::unique_ptr<Correlator> corr;  // this target's template alone (re-detection, unbatched)
+    DeviceArray<float> device_map;     // the chosen map, kept for display (keep_device_maps)
+    Size device_map_size;
+    bool device_map_pending = false;   // chosen in the current pass: copy it before the next
+    std::size_t device_map_offset = 0;
+    Size device_map_out;
     bool update_pending = false;       // a template-sized patch is on its way to update_host
     std::size_t update_offset = 0;     // its place in the pinned update buffer
 
@@ -376,6 +381,7 @@ struct MultiTracker::Impl {
     std::vector<TrackResult> results;
     std::unique_ptr<GpuSearch> g;
     bool keep_maps = true;
+    bool keep_device_maps = false;
     double motion_penalty = 0.2;
 
     bool set_kernel(const std::string& name, std::string* error);
@@ -436,6 +442,7 @@ void MultiTracker::Impl::update_cpu(Target& t, ImageView frame, const TrackerOpt
         if (c.ranked > best.ranked) {
             best = c;
             if (keep_maps) t.keep_map(map, c.region);
+            t.best_region = c.region;
         }
     };
     if (!t.lost) {
@@ -609,7 +616,22 @@ void MultiTracker::Impl::update_gpu(ImageView host_or_device, const TrackerOptio
                 if (keep_maps)
                     t.keep_map({s.host_maps.ptr + it.map_offset, it.out.width, it.out.height,
                                 static_cast<std::size_t>(it.out.width)}, c.region);
+                t.best_region = c.region;
+                t.device_map_pending = true;
+                t.device_map_offset = it.map_offset;
+                t.device_map_out = it.out;
             }
+        }
+        // Keep the chosen maps before another pass reuses the map buffer (stream order).
+        for (auto& tp : targets) {
+            Target& t = *tp;
+            if (!t.device_map_pending) continue;
+            t.device_map_pending = false;
+            if (!keep_device_maps) continue;
+            const std::size_t n = static_cast<std::size_t>(t.device_map_out.width) * t.device_map_out.height;
+            check(cudaMemcpyAsync(t.device_map.ensure(n), s.maps.ptr + t.device_map_offset, n * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, s.stream), "cudaMemcpyAsync");
+            t.device_map_size = t.device_map_out;
         }
     };
     if (!s.items.empty()) {
@@ -674,6 +696,7 @@ void MultiTracker::Impl::update_gpu(ImageView host_or_device, const TrackerOptio
 MultiTracker::MultiTracker(TrackerOptions options) : impl_(std::make_unique<Impl>()), options_(std::move(options)) {
     impl_->kernel_name = options_.kernel;
     impl_->keep_maps = options_.keep_maps;
+    impl_->keep_device_maps = options_.keep_device_maps;
 }
 MultiTracker::~MultiTracker() = default;
 
@@ -695,6 +718,7 @@ void MultiTracker::set_options(const TrackerOptions& options) {
     options_ = options;
     options_.kernel = kernel;
     impl_->keep_maps = options_.keep_maps;
+    impl_->keep_device_maps = options_.keep_device_maps;
 }
 const std::string& MultiTracker::kernel_name() const { return impl_->kernel_name; }
 std::string MultiTracker::kernel_summary() const { return impl_->probe ? impl_->probe->info().summary : ""; }
@@ -712,6 +736,12 @@ MapView MultiTracker::last_map(int i) const {
     const Target& t = *impl_->targets.at(i);
     return {const_cast<float*>(t.best_map.data()), t.best_map_size.width, t.best_map_size.height,
             static_cast<std::size_t>(t.best_map_size.width)};
+}
+MapView MultiTracker::last_device_map(int i) const {
+    Target& t = *impl_->targets.at(i);
+    if (!impl_->gpu || !impl_->keep_device_maps || t.device_map_size.area() == 0) return {};
+    return {t.device_map.ptr, t.device_map_size.width, t.device_map_size.height,
+            static_cast<std::size_t>(t.device_map_size.width), MemorySpace::kDevice};
 }
 BoxF MultiTracker::last_map_region(int i) const { return impl_->targets.at(i)->best_region; }
 const BoxF& MultiTracker::box(int i) const { return impl_->targets.at(i)->box; }

@@ -42,6 +42,8 @@ struct TrackerOptions {
     double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
                                     // with the square of the distance from the last centre
     bool keep_maps = true;          // GPU path: bring the chosen maps to the host (heatmaps)
+    bool keep_device_maps = false;  // GPU path: keep each target's chosen map on the device
+                                    // too (interop display without a host round trip)
 };
 
 struct StageTimes {
@@ -101,6 +103,9 @@ public:
     // The last correlation map of target i's chosen scale, in host memory (empty when
     // options.keep_maps is off on the GPU path), and where it lies in the frame.
     MapView last_map(int i) const;
+    // The same map in device memory (options.keep_device_maps, GPU path; else empty). Written
+    // on stream() by update(): read it on that stream; valid until the next update().
+    MapView last_device_map(int i) const;
     BoxF last_map_region(int i) const;
     const BoxF& box(int i) const;
     // Kernel launches of the last update (correlation only), for the batching measurements.
