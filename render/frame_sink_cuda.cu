@@ -1,5 +1,5 @@
 #include "render/frame_sink_cuda.h"
-#include "render/gl_texture.h"
+#include "render/interop_texture.h"
 
 // GLEW before cuda_gl_interop.h (which includes GL/gl.h).
 #include <GL/glew.h>
@@ -40,13 +40,6 @@ class CudaFrameSink final : public FrameSink {
 public:
     CudaFrameSink() : cpu_(make_cpu_frame_sink()) { interop_ = resize({16, 16}); }
 
-    ~CudaFrameSink() override {
-        // Destructors must not throw: errors here are ignored.
-        if (surface_) cudaDestroySurfaceObject(surface_);
-        if (resource_) cudaGraphicsUnregisterResource(resource_);
-        if (texture_) glDeleteTextures(1, &texture_);
-    }
-
     void upload_rgb(const std::uint8_t* rgb, Size size) override {
         cpu_->upload_rgb(rgb, size);
         use_cpu_ = true;
@@ -56,67 +49,31 @@ public:
         if (p.width <= 0 || p.height <= 0 || !p.y) return false;
         const cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
         const YuvToRgb k = yuv_to_rgb_coefficients(p.matrix, p.full_range);
-        if (interop_ && Size{p.width, p.height} != size_ && !resize({p.width, p.height})) interop_ = false;
+        if (interop_ && Size{p.width, p.height} != tex_.size() && !resize({p.width, p.height})) interop_ = false;
         if (!interop_) return upload_through_host(p, k, stream);
 
-        CORRTRACK_CUDA(cudaGraphicsMapResources(1, &resource_, stream));
-        cudaArray_t array = nullptr;
-        CORRTRACK_CUDA(cudaGraphicsSubResourceGetMappedArray(&array, resource_, 0, 0));
-        // CUDA documents that the array may change between maps: a new one gets a new surface.
-        if (array != surface_array_) {
-            if (surface_) CORRTRACK_CUDA(cudaDestroySurfaceObject(surface_));
-            cudaResourceDesc desc{};
-            desc.resType = cudaResourceTypeArray;
-            desc.res.array.array = array;
-            CORRTRACK_CUDA(cudaCreateSurfaceObject(&surface_, &desc));
-            surface_array_ = array;
-        }
+        const cudaSurfaceObject_t surface = tex_.map(stream);
         const dim3 block(32, 8);
         const dim3 grid((p.width + block.x - 1) / block.x, (p.height + block.y - 1) / block.y);
         nv12_to_rgba_kernel<<<grid, block, 0, stream>>>(p.y, p.y_pitch, p.uv, p.uv_pitch, p.width, p.height, k,
-                                                        surface_);
+                                                        surface);
         CORRTRACK_CUDA_LAUNCHED();
-        CORRTRACK_CUDA(cudaGraphicsUnmapResources(1, &resource_, stream));
+        tex_.unmap(stream);
         use_cpu_ = false;
         return true;
     }
 
     bool takes_device_frames() const override { return interop_; }
-    unsigned texture() const override { return use_cpu_ ? cpu_->texture() : texture_; }
-    Size size() const override { return use_cpu_ ? cpu_->size() : size_; }
+    unsigned texture() const override { return use_cpu_ ? cpu_->texture() : tex_.texture(); }
+    Size size() const override { return use_cpu_ ? cpu_->size() : tex_.size(); }
     const char* path() const override {
         return use_cpu_ ? cpu_->path() : "CUDA-GL interop (NV12 -> RGBA on the GPU)";
     }
 
 private:
-    // (Re)allocates the texture at `size` and registers it. False (and the texture gone) when
-    // CUDA refuses the GL context, e.g. GL runs in software or on another GPU.
+    // False when CUDA refuses the GL context, e.g. GL runs in software or on another GPU.
     bool resize(Size size) {
-        if (surface_) CORRTRACK_CUDA(cudaDestroySurfaceObject(surface_));
-        surface_ = 0;
-        surface_array_ = nullptr;
-        if (resource_) CORRTRACK_CUDA(cudaGraphicsUnregisterResource(resource_));
-        resource_ = nullptr;
-        if (!texture_) texture_ = create_texture_2d(GL_LINEAR);
-        glBindTexture(GL_TEXTURE_2D, texture_);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, size.width, size.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-        // WriteDiscard: the kernel rewrites every texel; SurfaceLoadStore: through a surface.
-        const cudaError_t err = cudaGraphicsGLRegisterImage(
-            &resource_, texture_, GL_TEXTURE_2D,
-            cudaGraphicsRegisterFlagsWriteDiscard | cudaGraphicsRegisterFlagsSurfaceLoadStore);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            resource_ = nullptr;
-            std::fprintf(stderr,
-                         "corrtrack: CUDA-GL interop unavailable (%s), video frames take the texture upload path\n",
-                         cudaGetErrorString(err));
-            glDeleteTextures(1, &texture_);
-            texture_ = 0;
-            size_ = {};
-            return false;
-        }
-        size_ = size;
-        return true;
+        return tex_.resize(size, GL_LINEAR, "video frames take the texture upload path");
     }
 
     // Without interop: both planes to the host on the stream, one wait, the same arithmetic.
@@ -146,11 +103,7 @@ private:
     std::unique_ptr<FrameSink> cpu_;
     bool use_cpu_ = true;  // the last frame went through cpu_
     bool interop_ = false;
-    GLuint texture_ = 0;
-    Size size_;
-    cudaGraphicsResource_t resource_ = nullptr;
-    cudaArray_t surface_array_ = nullptr;
-    cudaSurfaceObject_t surface_ = 0;
+    InteropTexture tex_;
     std::vector<std::uint8_t> y_, uv_, rgb_;  // the host fallback's planes and pixels
 };
 

@@ -1,5 +1,5 @@
 #include "render/heatmap_sink_cuda.h"
-#include "render/gl_texture.h"
+#include "render/interop_texture.h"
 
 // GLEW before cuda_gl_interop.h (which includes GL/gl.h).
 #include <GL/glew.h>
@@ -92,11 +92,8 @@ public:
 
     ~CudaHeatmapSink() override {
         // Destructors must not throw: errors here are ignored.
-        if (surface_) cudaDestroySurfaceObject(surface_);
-        if (resource_) cudaGraphicsUnregisterResource(resource_);
         cudaFree(staging_);
         cudaFree(range_);
-        if (texture_) glDeleteTextures(1, &texture_);
     }
 
     bool takes_device_maps() const override { return !cpu_; }
@@ -108,7 +105,7 @@ public:
             return;
         }
         const cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
-        if (map.size() != size_ && !resize(map.size())) {
+        if (map.size() != tex_.size() && !resize(map.size())) {
             if (map.space == MemorySpace::kHost) cpu_->upload(map, style, stream_handle);
             return;
         }
@@ -127,64 +124,28 @@ public:
             pitch = staging_pitch_ / sizeof(float);
         }
 
-        CORRTRACK_CUDA(cudaGraphicsMapResources(1, &resource_, stream));
-        cudaArray_t array = nullptr;
-        CORRTRACK_CUDA(cudaGraphicsSubResourceGetMappedArray(&array, resource_, 0, 0));
-        // Made once per registration; CUDA documents that the array may change between maps,
-        // so a different one gets a fresh surface object (no memory is allocated for it).
-        if (array != surface_array_) {
-            if (surface_) CORRTRACK_CUDA(cudaDestroySurfaceObject(surface_));
-            cudaResourceDesc desc{};
-            desc.resType = cudaResourceTypeArray;
-            desc.res.array.array = array;
-            CORRTRACK_CUDA(cudaCreateSurfaceObject(&surface_, &desc));
-            surface_array_ = array;
-        }
+        const cudaSurfaceObject_t surface = tex_.map(stream);
         if (style.stretch)
             map_range_kernel<<<1, kRangeThreads, 0, stream>>>(src, map.width, map.height, pitch, range_);
         const dim3 block(32, 8);
         const dim3 grid((map.width + block.x - 1) / block.x, (map.height + block.y - 1) / block.y);
         colormap_kernel<<<grid, block, 0, stream>>>(src, map.width, map.height, pitch, -1.0f, 1.0f,
                                                     style.stretch ? range_ : nullptr,
-                                                    colormap_index(style.colormap), surface_);
+                                                    colormap_index(style.colormap), surface);
         CORRTRACK_CUDA_LAUNCHED();
-        CORRTRACK_CUDA(cudaGraphicsUnmapResources(1, &resource_, stream));
+        tex_.unmap(stream);
     }
 
-    unsigned texture() const override { return cpu_ ? cpu_->texture() : texture_; }
-    Size size() const override { return cpu_ ? cpu_->size() : size_; }
+    unsigned texture() const override { return cpu_ ? cpu_->texture() : tex_.texture(); }
+    Size size() const override { return cpu_ ? cpu_->size() : tex_.size(); }
 
 private:
-    // (Re)allocates the texture at `size` and registers it. False when CUDA refuses the GL
-    // context (e.g. GL runs on another GPU or in software): then this sink falls back to the
-    // CPU sink for good, so the GUI still shows heatmaps of host maps.
+    // False when CUDA refuses the GL context: then this sink falls back to the CPU sink for
+    // good, so the GUI still shows heatmaps of host maps.
     bool resize(Size size) {
-        if (surface_) CORRTRACK_CUDA(cudaDestroySurfaceObject(surface_));
-        surface_ = 0;
-        surface_array_ = nullptr;
-        if (resource_) CORRTRACK_CUDA(cudaGraphicsUnregisterResource(resource_));
-        resource_ = nullptr;
-        if (!texture_) texture_ = create_texture_2d(GL_NEAREST);
-        glBindTexture(GL_TEXTURE_2D, texture_);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, size.width, size.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-        // WriteDiscard: the kernel rewrites every texel; SurfaceLoadStore: it writes through a
-        // surface object.
-        const cudaError_t err = cudaGraphicsGLRegisterImage(
-            &resource_, texture_, GL_TEXTURE_2D,
-            cudaGraphicsRegisterFlagsWriteDiscard | cudaGraphicsRegisterFlagsSurfaceLoadStore);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            resource_ = nullptr;
-            std::fprintf(stderr, "corrtrack: CUDA-GL interop unavailable (%s), heatmaps take the CPU path\n",
-                         cudaGetErrorString(err));
-            glDeleteTextures(1, &texture_);
-            texture_ = 0;
-            size_ = {};
-            cpu_ = make_cpu_heatmap_sink();
-            return false;
-        }
-        size_ = size;
-        return true;
+        if (tex_.resize(size, GL_NEAREST, "heatmaps take the CPU path")) return true;
+        cpu_ = make_cpu_heatmap_sink();
+        return false;
     }
 
     void ensure_staging(Size size) {
@@ -196,11 +157,7 @@ private:
         staging_size_ = size;
     }
 
-    GLuint texture_ = 0;
-    Size size_;
-    cudaGraphicsResource_t resource_ = nullptr;
-    cudaArray_t surface_array_ = nullptr;
-    cudaSurfaceObject_t surface_ = 0;
+    InteropTexture tex_;
     float* range_ = nullptr;  // stretch mode's min, max (device)
     float* staging_ = nullptr;
     std::size_t staging_pitch_ = 0;  // bytes

@@ -267,9 +267,7 @@ LoopRun run_loop(const std::string& path, const std::string& kernel, DecodeMode 
     SourceOptions so;
     so.input = path;
     so.want_rgb = false;
-    so.decode = decode;
-    so.cuda_stream = tracker.stream();
-    so.want_host_luma = !tracker.on_gpu();
+    match_source_to_tracker(so, tracker, decode, 6);
     auto source = FrameSource::open(so, &out.error);
     EXPECT_TRUE(source) << out.error;
     if (!source) return out;

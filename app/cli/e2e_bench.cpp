@@ -42,11 +42,8 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
     SourceOptions so;
     so.input = clip;
     so.want_rgb = false;
-    so.decode = decode;
-    so.cuda_stream = tracker.stream();
-    so.want_host_luma = !tracker.on_gpu();
     constexpr int kSlots = 6;
-    so.held_frames = kSlots + 2;
+    match_source_to_tracker(so, tracker, decode, kSlots);
     auto source = FrameSource::open(so, &p.error);
     if (!source) return p;
     p.decode_mode = source->decode_mode();

@@ -71,12 +71,9 @@ int run_track(const TrackArgs& a) {
     so.input = a.input;
     so.want_rgb = !a.video.empty();
     so.read_timeout_s = a.read_timeout;
-    so.decode = a.decode;
-    so.cuda_stream = tracker.stream();
     // A GPU tracker reads the luma plane straight from the decoder's surface.
-    so.want_host_luma = !tracker.on_gpu();
     constexpr int kSlots = 6;
-    so.held_frames = kSlots + 2;
+    match_source_to_tracker(so, tracker, a.decode, kSlots);
     auto source = FrameSource::open(so, &error);
     if (!source) {
         std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());

@@ -23,6 +23,13 @@ struct Pending {
 
 }  // namespace
 
+void match_source_to_tracker(SourceOptions& so, const MultiTracker& tracker, DecodeMode decode, int slots) {
+    so.decode = decode;
+    so.cuda_stream = tracker.stream();
+    so.want_host_luma = !tracker.on_gpu();
+    so.held_frames = slots + 2;
+}
+
 int run_track_loop(FramePipeline& pipeline, MultiTracker& tracker, const std::vector<BoxF>& boxes,
                    const TrackLoopOptions& o, const LoopCallback& on_frame, TrackLoopStats* stats,
                    std::string* error) {

@@ -46,6 +46,11 @@ struct TrackLoopStats {
 // Returns 0, or non-zero with *error set when a target cannot be initialised or the callback
 // asked to stop with an error. The callback returns false to stop (its own error in *error).
 // The pipeline's own input error is left in pipeline.error() for the caller.
+// Decoder settings that go with this tracker: NVDEC (when `decode` allows) on the tracker's
+// CUDA stream, host luma only for a CPU tracker, and decoder surfaces for `slots` ring slots
+// plus the one being refilled and one more held by the consumer.
+void match_source_to_tracker(SourceOptions& so, const MultiTracker& tracker, DecodeMode decode, int slots);
+
 using LoopCallback = std::function<bool(const LoopFrame&, std::vector<TrackResult>&, std::string* error)>;
 int run_track_loop(FramePipeline& pipeline, MultiTracker& tracker, const std::vector<BoxF>& boxes,
                    const TrackLoopOptions& options, const LoopCallback& on_frame, TrackLoopStats* stats,
