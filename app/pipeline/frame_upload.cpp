@@ -3,18 +3,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
+
+#include "cuda/cuda_check.cuh"
 
 namespace corrtrack {
-namespace {
-
-void check(cudaError_t err, const char* what) {
-    if (err != cudaSuccess)
-        throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
-}
-
-}  // namespace
 
 struct FrameUploader::Slot {
     std::uint8_t* data = nullptr;
@@ -26,12 +18,12 @@ struct FrameUploader::Slot {
 
 FrameUploader::FrameUploader(int depth) : slots_(static_cast<std::size_t>(std::max(depth, 2))) {
     cudaStream_t s = nullptr;
-    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    CORRTRACK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     stream_ = s;
     for (Slot& slot : slots_) {
-        check(cudaEventCreate(&slot.start), "cudaEventCreate");
-        check(cudaEventCreate(&slot.copied), "cudaEventCreate");
-        check(cudaEventCreateWithFlags(&slot.consumed, cudaEventDisableTiming), "cudaEventCreate");
+        CORRTRACK_CUDA(cudaEventCreate(&slot.start));
+        CORRTRACK_CUDA(cudaEventCreate(&slot.copied));
+        CORRTRACK_CUDA(cudaEventCreateWithFlags(&slot.consumed, cudaEventDisableTiming));
     }
 }
 
@@ -53,21 +45,21 @@ int FrameUploader::upload(const Frame& frame) {
     // The copy stream must not overwrite a device frame a consumer still reads: it waits for
     // the consumer's mark on the device, never on the host.
     // (An event never recorded makes this a no-op.)
-    check(cudaStreamWaitEvent(s, slot.consumed, 0), "cudaStreamWaitEvent");
+    CORRTRACK_CUDA(cudaStreamWaitEvent(s, slot.consumed, 0));
     if (frame.width > slot.capacity.width || frame.height > slot.capacity.height) {
         // Only on the first frame or a size change: the ring is sized once per stream shape.
-        check(cudaEventSynchronize(slot.consumed), "cudaEventSynchronize");
+        CORRTRACK_CUDA(cudaEventSynchronize(slot.consumed));
         cudaFree(slot.data);
         slot.data = nullptr;
         slot.capacity = {std::max(frame.width, slot.capacity.width), std::max(frame.height, slot.capacity.height)};
-        check(cudaMallocPitch(reinterpret_cast<void**>(&slot.data), &slot.pitch, slot.capacity.width,
-                              slot.capacity.height), "cudaMallocPitch");
+        CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&slot.data), &slot.pitch, slot.capacity.width,
+                              slot.capacity.height));
     }
     slot.size = frame.size();
-    check(cudaEventRecord(slot.start, s), "cudaEventRecord");
-    check(cudaMemcpy2DAsync(slot.data, slot.pitch, frame.luma.data(), static_cast<std::size_t>(frame.width),
-                            frame.width, frame.height, cudaMemcpyHostToDevice, s), "cudaMemcpy2DAsync");
-    check(cudaEventRecord(slot.copied, s), "cudaEventRecord");
+    CORRTRACK_CUDA(cudaEventRecord(slot.start, s));
+    CORRTRACK_CUDA(cudaMemcpy2DAsync(slot.data, slot.pitch, frame.luma.data(), static_cast<std::size_t>(frame.width),
+                            frame.width, frame.height, cudaMemcpyHostToDevice, s));
+    CORRTRACK_CUDA(cudaEventRecord(slot.copied, s));
     return index;
 }
 
@@ -78,19 +70,18 @@ bool FrameUploader::copied(int slot) const {
 ImageView FrameUploader::device_view(int index, Stream consumer) {
     Slot& slot = slots_.at(static_cast<std::size_t>(index));
     const cudaStream_t c = static_cast<cudaStream_t>(consumer);
-    check(cudaStreamWaitEvent(c, slot.copied, 0), "cudaStreamWaitEvent");
+    CORRTRACK_CUDA(cudaStreamWaitEvent(c, slot.copied, 0));
     return {slot.data, slot.size.width, slot.size.height, slot.pitch, MemorySpace::kDevice};
 }
 
 void FrameUploader::done(int index, Stream consumer) {
-    check(cudaEventRecord(slots_.at(static_cast<std::size_t>(index)).consumed, static_cast<cudaStream_t>(consumer)),
-          "cudaEventRecord");
+    CORRTRACK_CUDA(cudaEventRecord(slots_.at(static_cast<std::size_t>(index)).consumed, static_cast<cudaStream_t>(consumer)));
 }
 
 double FrameUploader::copy_ms(int index) const {
     const Slot& slot = slots_.at(static_cast<std::size_t>(index));
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, slot.start, slot.copied), "cudaEventElapsedTime");
+    CORRTRACK_CUDA(cudaEventElapsedTime(&ms, slot.start, slot.copied));
     return ms;
 }
 

@@ -7,16 +7,11 @@
 
 #include <algorithm>
 #include <climits>
-#include <stdexcept>
-#include <string>
+
+#include "cuda/cuda_check.cuh"
 
 namespace corrtrack {
 namespace {
-
-void check_launch(const char* what) {
-    const cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
-}
 
 __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
@@ -225,7 +220,7 @@ void launch_sample_patches(ImageView frame, const std::vector<SampleItem>& items
         const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
         sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(
             frame.data, frame.pitch, frame.width, frame.height, batch, atlas, atlas_pitch);
-        check_launch("sample_patches_kernel");
+        CORRTRACK_CUDA_LAUNCHED();
     }
 }
 
@@ -235,7 +230,7 @@ void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, 
         PeakBatch batch{};
         for (int k = 0; k < count; ++k) batch.item[k] = items[first + k];
         ranked_peaks_kernel<<<count, kPeakThreads, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch, out + first);
-        check_launch("ranked_peaks_kernel");
+        CORRTRACK_CUDA_LAUNCHED();
     }
 }
 

@@ -5,13 +5,10 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "cuda/cuda_check.cuh"
+
 namespace corrtrack {
 namespace {
-
-void check(cudaError_t err, const char* what) {
-    if (err != cudaSuccess)
-        throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -32,9 +29,9 @@ struct Matcher::Gpu {
     std::size_t map_capacity = 0;
 
     Gpu() {
-        check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         for (cudaEvent_t* e : {&start, &uploaded, &correlated, &downloaded})
-            check(cudaEventCreate(e), "cudaEventCreate");
+            CORRTRACK_CUDA(cudaEventCreate(e));
     }
     ~Gpu() {
         cudaFree(d_patch);
@@ -47,13 +44,13 @@ struct Matcher::Gpu {
         if (patch.width > patch_capacity.width || patch.height > patch_capacity.height) {
             cudaFree(d_patch);
             patch_capacity = {std::max(patch.width, patch_capacity.width), std::max(patch.height, patch_capacity.height)};
-            check(cudaMallocPitch(&d_patch, &patch_pitch, patch_capacity.width, patch_capacity.height), "cudaMallocPitch");
+            CORRTRACK_CUDA(cudaMallocPitch(&d_patch, &patch_pitch, patch_capacity.width, patch_capacity.height));
         }
         if (map_floats > map_capacity) {
             cudaFree(d_map);
             cudaFreeHost(h_map);
-            check(cudaMalloc(&d_map, map_floats * sizeof(float)), "cudaMalloc");
-            check(cudaHostAlloc(&h_map, map_floats * sizeof(float), cudaHostAllocDefault), "cudaHostAlloc");
+            CORRTRACK_CUDA(cudaMalloc(&d_map, map_floats * sizeof(float)));
+            CORRTRACK_CUDA(cudaHostAlloc(&h_map, map_floats * sizeof(float), cudaHostAllocDefault));
             map_capacity = map_floats;
         }
     }
@@ -101,16 +98,16 @@ MapView Matcher::match(ImageView search, StageTimes* times) {
     }
     Gpu& g = *gpu_;
     g.ensure(search.size(), floats);
-    check(cudaEventRecord(g.start, g.stream), "cudaEventRecord");
-    check(cudaMemcpy2DAsync(g.d_patch, g.patch_pitch, search.data, search.pitch, search.width, search.height,
-                            cudaMemcpyHostToDevice, g.stream), "cudaMemcpy2DAsync");
-    check(cudaEventRecord(g.uploaded, g.stream), "cudaEventRecord");
+    CORRTRACK_CUDA(cudaEventRecord(g.start, g.stream));
+    CORRTRACK_CUDA(cudaMemcpy2DAsync(g.d_patch, g.patch_pitch, search.data, search.pitch, search.width, search.height,
+                            cudaMemcpyHostToDevice, g.stream));
+    CORRTRACK_CUDA(cudaEventRecord(g.uploaded, g.stream));
     const ImageView dev{g.d_patch, search.width, search.height, g.patch_pitch, MemorySpace::kDevice};
     kernel_->run(dev, p, {g.d_map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, g.stream);
-    check(cudaEventRecord(g.correlated, g.stream), "cudaEventRecord");
-    check(cudaMemcpyAsync(g.h_map, g.d_map, floats * sizeof(float), cudaMemcpyDeviceToHost, g.stream), "cudaMemcpyAsync");
-    check(cudaEventRecord(g.downloaded, g.stream), "cudaEventRecord");
-    check(cudaEventSynchronize(g.downloaded), "cudaEventSynchronize");
+    CORRTRACK_CUDA(cudaEventRecord(g.correlated, g.stream));
+    CORRTRACK_CUDA(cudaMemcpyAsync(g.h_map, g.d_map, floats * sizeof(float), cudaMemcpyDeviceToHost, g.stream));
+    CORRTRACK_CUDA(cudaEventRecord(g.downloaded, g.stream));
+    CORRTRACK_CUDA(cudaEventSynchronize(g.downloaded));
     float upload = 0, correlate = 0;
     cudaEventElapsedTime(&upload, g.start, g.uploaded);
     cudaEventElapsedTime(&correlate, g.uploaded, g.correlated);

@@ -18,6 +18,7 @@
 #include "app/track/matcher.h"
 #include "app/track/resample.h"
 #include "corrtrack/ncc_math.h"
+#include "cuda/common.cuh"
 
 namespace corrtrack {
 
@@ -51,28 +52,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void check(cudaError_t err, const char* what) {
-    if (err != cudaSuccess)
-        throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
-}
-
-// Device memory that only grows.
-template <typename T>
-struct DeviceArray {
-    T* ptr = nullptr;
-    std::size_t capacity = 0;
-    ~DeviceArray() { cudaFree(ptr); }
-    T* ensure(std::size_t count) {
-        if (count > capacity) {
-            cudaFree(ptr);
-            ptr = nullptr;
-            check(cudaMalloc(&ptr, count * sizeof(T)), "cudaMalloc");
-            capacity = count;
-        }
-        return ptr;
-    }
-};
-
 // Pinned host memory that only grows (copies from the device land here asynchronously).
 template <typename T>
 struct PinnedArray {
@@ -83,8 +62,7 @@ struct PinnedArray {
         if (count > capacity) {
             cudaFreeHost(ptr);
             ptr = nullptr;
-            check(cudaHostAlloc(reinterpret_cast<void**>(&ptr), count * sizeof(T), cudaHostAllocDefault),
-                  "cudaHostAlloc");
+            CORRTRACK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&ptr), count * sizeof(T), cudaHostAllocDefault));
             capacity = count;
         }
         return ptr;
@@ -181,7 +159,7 @@ struct Target {
 
     // GPU path
     std::unique_ptr<Correlator> corr;  // this target's template alone (re-detection, unbatched)
-    DeviceArray<float> device_map;     // the chosen map, kept for display (keep_device_maps)
+    DeviceBuffer<float> device_map;    // the chosen map, kept for display (keep_device_maps)
     Size device_map_size;
     bool device_map_pending = false;   // chosen in the current pass: copy it before the next
     std::size_t device_map_offset = 0;
@@ -311,12 +289,12 @@ struct GpuSearch {
     std::uint8_t* frame = nullptr;        // device copy of host frames
     std::size_t frame_pitch = 0;
     Size frame_capacity;
-    DeviceArray<std::uint8_t> atlas;
-    DeviceArray<float> maps;
-    DeviceArray<RankedPeak> peaks;
+    DeviceBuffer<std::uint8_t> atlas;
+    DeviceBuffer<float> maps;
+    DeviceBuffer<RankedPeak> peaks;
     PinnedArray<RankedPeak> host_peaks;
     PinnedArray<float> host_maps;
-    DeviceArray<std::uint8_t> update_patches;
+    DeviceBuffer<std::uint8_t> update_patches;
     PinnedArray<std::uint8_t> host_updates;
     bool updates_pending = false;
 
@@ -345,9 +323,9 @@ struct GpuSearch {
     int launches = 0;
 
     GpuSearch() {
-        check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-        for (cudaEvent_t* e : {&begin, &sampled, &correlated, &peaked}) check(cudaEventCreate(e), "cudaEventCreate");
-        check(cudaEventCreateWithFlags(&updates_ready, cudaEventDisableTiming), "cudaEventCreate");
+        CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        for (cudaEvent_t* e : {&begin, &sampled, &correlated, &peaked}) CORRTRACK_CUDA(cudaEventCreate(e));
+        CORRTRACK_CUDA(cudaEventCreateWithFlags(&updates_ready, cudaEventDisableTiming));
     }
     ~GpuSearch() {
         if (stream) cudaStreamSynchronize(stream);  // queued copies still target our buffers
@@ -363,11 +341,11 @@ struct GpuSearch {
             cudaFree(frame);
             frame = nullptr;
             frame_capacity = {std::max(f.width, frame_capacity.width), std::max(f.height, frame_capacity.height)};
-            check(cudaMallocPitch(reinterpret_cast<void**>(&frame), &frame_pitch, frame_capacity.width,
-                                  frame_capacity.height), "cudaMallocPitch");
+            CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&frame), &frame_pitch, frame_capacity.width,
+                                  frame_capacity.height));
         }
-        check(cudaMemcpy2DAsync(frame, frame_pitch, f.data, f.pitch, f.width, f.height, cudaMemcpyHostToDevice,
-                                stream), "cudaMemcpy2DAsync");
+        CORRTRACK_CUDA(cudaMemcpy2DAsync(frame, frame_pitch, f.data, f.pitch, f.width, f.height, cudaMemcpyHostToDevice,
+                                stream));
         return {frame, f.width, f.height, frame_pitch, MemorySpace::kDevice};
     }
 };
@@ -403,7 +381,7 @@ bool MultiTracker::Impl::set_kernel(const std::string& name, std::string* error)
     }
     if (g) {
         // Pending template updates belong to the old kernel's frame; apply them first.
-        check(cudaStreamSynchronize(g->stream), "cudaStreamSynchronize");
+        CORRTRACK_CUDA(cudaStreamSynchronize(g->stream));
     }
     kernel_name = name;
     resolved = resolved_name;
@@ -473,7 +451,7 @@ void MultiTracker::Impl::update_cpu(Target& t, ImageView frame, const TrackerOpt
 // returns at once; blending them here keeps the host template logic identical to the CPU path.
 void MultiTracker::Impl::apply_pending_updates(const TrackerOptions& o) {
     if (!g || !g->updates_pending) return;
-    check(cudaEventSynchronize(g->updates_ready), "cudaEventSynchronize");
+    CORRTRACK_CUDA(cudaEventSynchronize(g->updates_ready));
     g->updates_pending = false;
     for (auto& tp : targets) {
         Target& t = *tp;
@@ -517,9 +495,9 @@ void MultiTracker::Impl::search_gpu(ImageView frame, const TrackerOptions& o, St
     RankedPeak* host_peaks = s.host_peaks.ensure(s.items.size());
     float* host_maps = keep_maps ? s.host_maps.ensure(floats) : nullptr;
 
-    check(cudaEventRecord(s.begin, s.stream), "cudaEventRecord");
+    CORRTRACK_CUDA(cudaEventRecord(s.begin, s.stream));
     launch_sample_patches(frame, s.samples, atlas, atlas_pitch, s.stream);
-    check(cudaEventRecord(s.sampled, s.stream), "cudaEventRecord");
+    CORRTRACK_CUDA(cudaEventRecord(s.sampled, s.stream));
     const ImageView atlas_view{atlas, width, rows, atlas_pitch, MemorySpace::kDevice};
     s.launches = 0;
     for (std::size_t first = 0; first < s.items.size();) {
@@ -569,20 +547,18 @@ void MultiTracker::Impl::search_gpu(ImageView frame, const TrackerOptions& o, St
         }
         first = last;
     }
-    check(cudaEventRecord(s.correlated, s.stream), "cudaEventRecord");
+    CORRTRACK_CUDA(cudaEventRecord(s.correlated, s.stream));
     launch_ranked_peaks(maps, s.peak_items, peaks, s.stream);
-    check(cudaMemcpyAsync(host_peaks, peaks, s.items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost, s.stream),
-          "cudaMemcpyAsync");
+    CORRTRACK_CUDA(cudaMemcpyAsync(host_peaks, peaks, s.items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost, s.stream));
     if (host_maps)
-        check(cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, s.stream),
-              "cudaMemcpyAsync");
-    check(cudaEventRecord(s.peaked, s.stream), "cudaEventRecord");
+        CORRTRACK_CUDA(cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, s.stream));
+    CORRTRACK_CUDA(cudaEventRecord(s.peaked, s.stream));
     // The one wait of the frame: the next search window depends on these peaks.
-    check(cudaEventSynchronize(s.peaked), "cudaEventSynchronize");
+    CORRTRACK_CUDA(cudaEventSynchronize(s.peaked));
     float sample_ms = 0, correlate_ms = 0, peak_ms = 0;
-    check(cudaEventElapsedTime(&sample_ms, s.begin, s.sampled), "cudaEventElapsedTime");
-    check(cudaEventElapsedTime(&correlate_ms, s.sampled, s.correlated), "cudaEventElapsedTime");
-    check(cudaEventElapsedTime(&peak_ms, s.correlated, s.peaked), "cudaEventElapsedTime");
+    CORRTRACK_CUDA(cudaEventElapsedTime(&sample_ms, s.begin, s.sampled));
+    CORRTRACK_CUDA(cudaEventElapsedTime(&correlate_ms, s.sampled, s.correlated));
+    CORRTRACK_CUDA(cudaEventElapsedTime(&peak_ms, s.correlated, s.peaked));
     times->upload_ms += sample_ms;
     times->correlate_ms += correlate_ms;
     times->peak_ms += peak_ms;
@@ -629,8 +605,8 @@ void MultiTracker::Impl::update_gpu(ImageView host_or_device, const TrackerOptio
             t.device_map_pending = false;
             if (!keep_device_maps) continue;
             const std::size_t n = static_cast<std::size_t>(t.device_map_out.width) * t.device_map_out.height;
-            check(cudaMemcpyAsync(t.device_map.ensure(n), s.maps.ptr + t.device_map_offset, n * sizeof(float),
-                                  cudaMemcpyDeviceToDevice, s.stream), "cudaMemcpyAsync");
+            CORRTRACK_CUDA(cudaMemcpyAsync(t.device_map.ensure(n), s.maps.get() + t.device_map_offset, n * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, s.stream));
             t.device_map_size = t.device_map_out;
         }
     };
@@ -687,8 +663,8 @@ void MultiTracker::Impl::update_gpu(ImageView host_or_device, const TrackerOptio
             launch_sample_patches(frame, one, dev + offset, static_cast<std::size_t>(it.width), s.stream);
             offset += static_cast<std::size_t>(it.width) * it.height;
         }
-        check(cudaMemcpyAsync(host, dev, update_bytes, cudaMemcpyDeviceToHost, s.stream), "cudaMemcpyAsync");
-        check(cudaEventRecord(s.updates_ready, s.stream), "cudaEventRecord");
+        CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, update_bytes, cudaMemcpyDeviceToHost, s.stream));
+        CORRTRACK_CUDA(cudaEventRecord(s.updates_ready, s.stream));
         s.updates_pending = true;
     }
 }
@@ -702,7 +678,7 @@ MultiTracker::~MultiTracker() = default;
 
 int MultiTracker::size() const { return static_cast<int>(impl_->targets.size()); }
 void MultiTracker::clear() {
-    if (impl_->g) check(cudaStreamSynchronize(impl_->g->stream), "cudaStreamSynchronize");
+    if (impl_->g) CORRTRACK_CUDA(cudaStreamSynchronize(impl_->g->stream));
     if (impl_->g) impl_->g->updates_pending = false;
     impl_->targets.clear();
     impl_->results.clear();
@@ -740,7 +716,7 @@ MapView MultiTracker::last_map(int i) const {
 MapView MultiTracker::last_device_map(int i) const {
     Target& t = *impl_->targets.at(i);
     if (!impl_->gpu || !impl_->keep_device_maps || t.device_map_size.area() == 0) return {};
-    return {t.device_map.ptr, t.device_map_size.width, t.device_map_size.height,
+    return {t.device_map.get(), t.device_map_size.width, t.device_map_size.height,
             static_cast<std::size_t>(t.device_map_size.width), MemorySpace::kDevice};
 }
 BoxF MultiTracker::last_map_region(int i) const { return impl_->targets.at(i)->best_region; }
@@ -789,9 +765,8 @@ int MultiTracker::add_target(ImageView frame, const BoxF& box, std::string* erro
         std::uint8_t* dev = m.g->update_patches.ensure(t.templ.pixels.size());
         launch_sample_patches(frame, {SampleItem{s.ox, s.oy, s.scale, s.patch.width, s.patch.height, 0}}, dev,
                               static_cast<std::size_t>(s.patch.width), m.g->stream);
-        check(cudaMemcpyAsync(t.templ.pixels.data(), dev, t.templ.pixels.size(), cudaMemcpyDeviceToHost, m.g->stream),
-              "cudaMemcpyAsync");
-        check(cudaStreamSynchronize(m.g->stream), "cudaStreamSynchronize");
+        CORRTRACK_CUDA(cudaMemcpyAsync(t.templ.pixels.data(), dev, t.templ.pixels.size(), cudaMemcpyDeviceToHost, m.g->stream));
+        CORRTRACK_CUDA(cudaStreamSynchronize(m.g->stream));
     }
     t.templ_float.assign(t.templ.pixels.begin(), t.templ.pixels.end());
     t.templ_initial = t.templ_float;
@@ -837,15 +812,11 @@ Tracker::~Tracker() = default;
 
 bool Tracker::init(ImageView frame, const BoxF& box, std::string* error) {
     multi_.clear();
-    if (multi_.add_target(frame, box, error) < 0) return false;
-    box_ = box;
-    return true;
+    return multi_.add_target(frame, box, error) >= 0;
 }
 
 TrackResult Tracker::update(ImageView frame) {
-    const TrackResult r = multi_.update(frame).at(0);
-    box_ = r.box;
-    return r;
+    return multi_.update(frame).at(0);
 }
 
 MapView Tracker::last_map() const { return multi_.size() ? multi_.last_map(0) : MapView{}; }

@@ -135,11 +135,9 @@ public:
     // frame, for heatmap display.
     MapView last_map() const;
     BoxF last_map_region() const;
-    const BoxF& box() const { return box_; }
 
 private:
     MultiTracker multi_;
-    BoxF box_;
 };
 
 // Resolves "auto" to the fastest kernel available here (a CUDA kernel with a GPU, else
