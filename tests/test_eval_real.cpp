@@ -25,16 +25,17 @@ TEST(EvalReal, OtbMetricsOnSharedSequences) {
     std::printf("%s", r.out.c_str());
     const auto doc = nlohmann::json::parse(test::read_text(dir.file("eval.json")));
     const double auc = doc["mean"]["auc"], prec = doc["mean"]["prec20"];
-    // Measured on the CPU path (cpu_fast, default options): mean AUC 0.724, P@20 0.925. The
-    // tracker is deterministic (exact integer sums), so the margin only absorbs platform noise.
-    EXPECT_GE(auc, 0.70) << "mean AUC regressed";
-    EXPECT_GE(prec, 0.90) << "mean P@20 regressed";
+    // Measured on the CPU path (cpu_fast, default options) over all 17 sequences: mean AUC
+    // 0.570, P@20 0.785. The tracker is deterministic (exact integer sums), so the margin only
+    // absorbs platform noise.
+    EXPECT_GE(auc, 0.55) << "mean AUC regressed";
+    EXPECT_GE(prec, 0.76) << "mean P@20 regressed";
     for (const auto& [name, seq] : doc["sequences"].items()) {
         EXPECT_GT(seq["frames"].get<long>(), 0) << name;
         EXPECT_GT(seq["fps"].get<double>(), 0) << name;
         EXPECT_TRUE(std::filesystem::exists(dir.file("results/" + name + ".txt"))) << name;
     }
-    EXPECT_EQ(doc["sequences"].size(), 7u);
+    EXPECT_EQ(doc["sequences"].size(), 17u);
     const std::string png = test::read_text(dir.file("eval.png"));
     ASSERT_GE(png.size(), 8u);
     EXPECT_EQ(png.substr(1, 3), "PNG");
