@@ -73,9 +73,11 @@ Rgb to_rgb(ImU32 c) {
             static_cast<std::uint8_t>((c >> 16) & 0xFF)};
 }
 
-// A target as the GUI sees it; targets_[i] is the tracker's target i.
+// A target as the GUI sees it: its own id (kept across re-initialisations, which give the
+// tracker's target a new id) and the tracker's.
 struct Target {
     int id = 0;
+    TargetId tid = -1;
     TrackResult result;
     bool updated = false;     // tracked since (re)init, so the tracker's last_map(i) holds a map
     bool heat_dirty = false;  // the map changed since it was last uploaded
@@ -357,7 +359,8 @@ void GuiApp::track_frame() {
         const std::vector<TrackResult>& results = tracker_->update(luma_for(tracker_->on_gpu()));
         for (std::size_t i = 0; i < targets_.size(); ++i) {
             Target& t = targets_[i];
-            t.result = results[i];
+            for (const TrackResult& r : results)
+                if (r.id == t.tid) t.result = r;
             t.updated = t.heat_dirty = true;
             // The GPU path times the one pass of all targets; the CPU path each target's own.
             if (tracker_->on_gpu() && i > 0) continue;
@@ -437,14 +440,12 @@ void GuiApp::seek(long index) {
     for (auto& [id, box] : boxes) {
         Target t;
         t.id = id;
-        if (tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error) < 0) {
+        t.tid = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error);
+        if (t.tid < 0) {
             message("target #" + std::to_string(id) + " dropped at the seek: " + error, true);
             continue;
         }
-        t.result.box = box;
-        t.result.sub_cx = box.cx();
-        t.result.sub_cy = box.cy();
-        t.result.score = 1.0f;
+        t.result = initial_result(t.tid, box);
         kept.push_back(std::move(t));
     }
     targets_ = std::move(kept);
@@ -489,7 +490,8 @@ int GuiApp::index_of(int id) const {
 
 void GuiApp::add_target(const BoxF& box) {
     std::string error;
-    const bool ok = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error) >= 0;
+    const TargetId tid = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error);
+    const bool ok = tid >= 0;
     log_event({{"event", "init"}, {"mode", "add"}, {"frame", current_.index}, {"box", box_json(box)},
                {"ok", ok}, {"error", error}, {"target", ok ? next_id_ : -1}});
     if (!ok) {
@@ -498,10 +500,8 @@ void GuiApp::add_target(const BoxF& box) {
     }
     Target t;
     t.id = next_id_++;
-    t.result.box = box;
-    t.result.sub_cx = box.cx();
-    t.result.sub_cy = box.cy();
-    t.result.score = 1.0f;
+    t.tid = tid;
+    t.result = initial_result(tid, box);
     selected_ = t.id;
     targets_.push_back(std::move(t));
 }
@@ -515,7 +515,8 @@ void GuiApp::reselect_target(const BoxF& box) {
         return;
     }
     std::string error;
-    const bool ok = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error) >= 0;
+    const TargetId tid = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error);
+    const bool ok = tid >= 0;
     log_event({{"event", "init"}, {"mode", "reselect"}, {"frame", current_.index}, {"box", box_json(box)},
                {"ok", ok}, {"error", error}, {"target", t->id}});
     if (!ok) {
@@ -523,14 +524,11 @@ void GuiApp::reselect_target(const BoxF& box) {
         return;
     }
     const int i = index_of(t->id);
-    tracker_->remove_target(i);
+    tracker_->remove_target(t->tid);
     Target moved = std::move(targets_[i]);
     targets_.erase(targets_.begin() + i);
-    moved.result = {};
-    moved.result.box = box;
-    moved.result.sub_cx = box.cx();
-    moved.result.sub_cy = box.cy();
-    moved.result.score = 1.0f;
+    moved.tid = tid;
+    moved.result = initial_result(tid, box);
     moved.updated = false;
     targets_.push_back(std::move(moved));
     message("target #" + std::to_string(targets_.back().id) + " re-initialised", false);
@@ -539,7 +537,7 @@ void GuiApp::reselect_target(const BoxF& box) {
 void GuiApp::drop_target(int id) {
     const int i = index_of(id);
     if (i < 0) return;
-    tracker_->remove_target(i);
+    tracker_->remove_target(targets_[i].tid);
     targets_.erase(targets_.begin() + i);
     if (selected_ == id) selected_ = targets_.empty() ? -1 : targets_.front().id;
     log_event({{"event", "drop"}, {"target", id}});
@@ -574,10 +572,12 @@ void GuiApp::reinit_all() {
     tracker_->clear();
     for (Target& t : targets_) {
         std::string error;
-        if (tracker_->add_target(luma_for(tracker_->on_gpu()), t.result.box, &error) < 0) {
+        t.tid = tracker_->add_target(luma_for(tracker_->on_gpu()), t.result.box, &error);
+        if (t.tid < 0) {
             message("target #" + std::to_string(t.id) + " dropped: " + error, true);
             continue;
         }
+        t.result.id = t.tid;
         t.updated = false;
         kept.push_back(std::move(t));
     }
@@ -613,7 +613,7 @@ void GuiApp::run_ab() {
     }
     ab.error.clear();
     try {
-        ab.valid = ab_.run(luma_for(false), tracker_->last_map_region(index_of(t->id)), t->result.box, &ab.error);
+        ab.valid = ab_.run(luma_for(false), tracker_->last_map_region(t->tid), t->result.box, &ab.error);
     } catch (const std::exception& e) {
         ab.valid = false;
         ab.error = e.what();
@@ -666,9 +666,8 @@ void GuiApp::write_annotated() {
     for (std::size_t i = 0; i < targets_.size(); ++i) {
         const Target& t = targets_[i];
         if (t.updated) {
-            draw_dashed_box(img, tracker_->last_map_region(static_cast<int>(i)), {255, 255, 255});
-            if (i == 0)
-                draw_heatmap_inset(img, tracker_->last_map(0), 8, 8, std::min(160, current_.width / 4));
+            draw_dashed_box(img, tracker_->last_map_region(t.tid), {255, 255, 255});
+            if (i == 0) draw_heatmap_inset(img, tracker_->last_map(t.tid), 8, 8, std::min(160, current_.width / 4));
         }
         draw_box(img, t.result.box, to_rgb(t.result.lost ? kLostColor : target_color(t.id)), 2);
     }
@@ -887,7 +886,7 @@ void GuiApp::video_area(ImVec2 pos, ImVec2 size) {
         o.selected = t.id == selected_ && targets_.size() > 1;
         o.score = t.result.score;
         if (t.updated) {
-            o.search = tracker_->last_map_region(static_cast<int>(i));
+            o.search = tracker_->last_map_region(t.tid);
             o.heat = t.heat.get();
         }
         overlays.push_back(o);
@@ -952,8 +951,8 @@ void GuiApp::render(const std::string& capture_png, bool* capture_ok) {
         if (t.updated && t.heat_dirty) {
             // On the GPU the interop sink colours the device map in place: no host round trip
             // (a CPU sink, without interop, takes the host copy).
-            const MapView device_map = tracker_->last_device_map(static_cast<int>(i));
-            t.heat->upload(device_map.data && t.heat->takes_device_maps() ? device_map : tracker_->last_map(static_cast<int>(i)),
+            const MapView device_map = tracker_->last_device_map(t.tid);
+            t.heat->upload(device_map.data && t.heat->takes_device_maps() ? device_map : tracker_->last_map(t.tid),
                            model_.heat, stream);
             t.heat_dirty = false;
         }
@@ -1065,7 +1064,7 @@ void GuiApp::print_state() const {
         std::printf("target %d box %.3f %.3f %.3f %.3f score %.4f lost %d\n", t.id, b.x, b.y, b.width, b.height,
                     t.result.score, t.result.lost ? 1 : 0);
         if (!t.updated) continue;
-        const BoxF s = tracker_->last_map_region(static_cast<int>(i));
+        const BoxF s = tracker_->last_map_region(t.tid);
         const BoxF h = heatmap_rect(s, b, t.heat->size());
         std::printf("search %d %.3f %.3f %.3f %.3f\n", t.id, s.x, s.y, s.width, s.height);
         std::printf("heatmap %d %.3f %.3f %.3f %.3f\n", t.id, h.x, h.y, h.width, h.height);

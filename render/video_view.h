@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "app/track/tracker.h"
+#include "app/track/types.h"
 #include "imgui.h"
 #include "render/frame_sink.h"
 #include "render/heatmap_sink.h"

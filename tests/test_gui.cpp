@@ -654,7 +654,9 @@ TEST(GuiTracker, RemoveTargetLeavesTheOthersAsTheyWere) {
                 EXPECT_EQ(both.size(), 2);
             }
         }
-        EXPECT_THROW(both.remove_target(2), std::out_of_range);
+        // Ids stay: the removed one is gone, the others keep theirs.
+        EXPECT_FALSE(both.remove_target(0));
+        EXPECT_EQ(both.ids(), (std::vector<TargetId>{1, 2}));
         // set_options keeps the kernel (and stream): only set_kernel swaps it.
         const Stream stream = both.stream();
         TrackerOptions changed = o;

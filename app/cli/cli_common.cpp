@@ -37,6 +37,14 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--motion-penalty", o.motion_penalty, "NCC cost of a jump to the search window's edge")
         ->capture_default_str();
     cmd.add_option("--scale-step", o.scale_step, "ratio between neighbouring scales")->capture_default_str();
+    cmd.add_option("--context", o.context, "template = box + this much background (1 none)")->capture_default_str();
+    cmd.add_option("--scale-fit", o.scale_fit, "sub-step scale estimate")->capture_default_str();
+    cmd.add_option("--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)")->capture_default_str();
+    cmd.add_option("--memory", o.memory, "templates kept besides the working one")->capture_default_str();
+    cmd.add_option("--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)")->capture_default_str();
+    cmd.add_option("--redetect-confirm", o.redetect_confirm, "frames a re-detection must hold")->capture_default_str();
+    cmd.add_option("--redetect-margin", o.redetect_margin, "NCC lead of a re-detection over its runner-up")->capture_default_str();
+    cmd.add_option("--min-box-side", o.min_box_side, "smallest box side (pixels)")->capture_default_str();
 }
 
 bool parse_box(const std::string& text, BoxF* box, std::string* error) {

@@ -118,9 +118,9 @@ int run_track(const TrackArgs& a) {
             RgbImage img{annotated.data(), f->width, f->height, static_cast<std::size_t>(f->width) * 3};
             for (std::size_t i = 0; i < results.size(); ++i) {
                 if (a.heatmap && !lf.first) {
-                    draw_dashed_box(img, tracker.last_map_region(static_cast<int>(i)), {255, 255, 255});
+                    draw_dashed_box(img, tracker.last_map_region(results[i].id), {255, 255, 255});
                     if (i == 0)
-                        draw_heatmap_inset(img, tracker.last_map(0), 8, 8, std::min(160, f->width / 4));
+                        draw_heatmap_inset(img, tracker.last_map(results[0].id), 8, 8, std::min(160, f->width / 4));
                 }
                 const Rgb color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
                 draw_box(img, results[i].box, color, 2);

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "app/pipeline/frame_ring.h"
+#include "app/track/tracker.h"
 
 namespace corrtrack {
 namespace fs = std::filesystem;
@@ -93,13 +95,15 @@ double iou(const BoxF& a, const BoxF& b) {
     return uni > 0 ? inter / uni : 0.0;
 }
 
-SequenceMetrics score_sequence(const std::vector<BoxF>& boxes, const std::vector<std::optional<BoxF>>& truth) {
+SequenceMetrics score_sequence(const std::vector<BoxF>& boxes, const std::vector<std::optional<BoxF>>& truth,
+                               const std::vector<char>& lost) {
     SequenceMetrics m;
     m.frames = static_cast<long>(boxes.size());
     m.success.assign(kSuccessThresholds, 0.0);
     m.precision.assign(kPrecisionThresholds, 0.0);
     const std::size_t n = std::min(boxes.size(), truth.size());
     double iou_sum = 0;
+    for (std::size_t i = 0; i < boxes.size() && i < lost.size(); ++i) m.lost += lost[i] != 0;
     for (std::size_t i = 0; i < n; ++i) {
         if (!truth[i]) continue;
         ++m.evaluated;
@@ -110,6 +114,10 @@ SequenceMetrics score_sequence(const std::vector<BoxF>& boxes, const std::vector
             if (o > t / 20.0) m.success[t] += 1;
         for (int t = 0; t < kPrecisionThresholds; ++t)
             if (err <= t) m.precision[t] += 1;
+        const bool wrong = o < 0.1, flagged = i < lost.size() && lost[i];
+        m.wrong += wrong;
+        m.lost_wrong += wrong && flagged;
+        m.lost_right += !wrong && flagged;
     }
     if (m.evaluated > 0) {
         for (double& s : m.success) s /= m.evaluated;
@@ -123,9 +131,49 @@ SequenceMetrics score_sequence(const std::vector<BoxF>& boxes, const std::vector
     return m;
 }
 
+SequenceMetrics mean_metrics(const std::vector<SequenceMetrics>& runs) {
+    SequenceMetrics m;
+    m.success.assign(kSuccessThresholds, 0.0);
+    m.precision.assign(kPrecisionThresholds, 0.0);
+    if (runs.empty()) return m;
+    const double k = 1.0 / runs.size();
+    for (const SequenceMetrics& r : runs) {
+        m.auc += r.auc * k;
+        m.prec20 += r.prec20 * k;
+        m.fps += r.fps * k;
+        m.mean_iou += r.mean_iou * k;
+        m.frames += r.frames;
+        m.evaluated += r.evaluated;
+        m.lost += r.lost;
+        m.wrong += r.wrong;
+        m.lost_wrong += r.lost_wrong;
+        m.lost_right += r.lost_right;
+        for (int t = 0; t < kSuccessThresholds; ++t) m.success[t] += r.success[t] * k;
+        for (int t = 0; t < kPrecisionThresholds; ++t) m.precision[t] += r.precision[t] * k;
+    }
+    return m;
+}
+
+std::vector<BoxF> sre_starts(const BoxF& first, int count, Size frame) {
+    std::vector<BoxF> out{first};
+    const double sx = 0.1 * first.width, sy = 0.1 * first.height;
+    const double shifts[8][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, -1}, {-1, 1}, {1, 1}};
+    for (const auto& d : shifts) out.push_back({first.x + d[0] * sx, first.y + d[1] * sy, first.width, first.height});
+    for (double f : {0.8, 0.9, 1.1, 1.2})
+        out.push_back({first.cx() - first.width * f / 2, first.cy() - first.height * f / 2, first.width * f,
+                       first.height * f});
+    out.resize(std::clamp<std::size_t>(count, 1, out.size()));
+    for (BoxF& b : out) {  // inside the frame, as the tracker requires
+        b.width = std::min(b.width, static_cast<double>(frame.width));
+        b.height = std::min(b.height, static_cast<double>(frame.height));
+        b.x = std::clamp(b.x, 0.0, frame.width - b.width);
+        b.y = std::clamp(b.y, 0.0, frame.height - b.height);
+    }
+    return out;
+}
+
 bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth,
-                  const TrackerOptions& options, std::vector<BoxF>* boxes, double* track_ms,
-                  long* lost_frames, std::string* error) {
+                  const TrackerOptions& options, int count, std::vector<SequenceRun>* runs, std::string* error) {
     const auto first = std::find_if(truth.begin(), truth.end(), [](const auto& b) { return b.has_value(); });
     if (first == truth.end()) {
         *error = seq.name + ": ground truth has no visible target";
@@ -138,26 +186,34 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
     auto source = FrameSource::open(so, error);
     if (!source) return false;
     FramePipeline pipeline(std::move(source), 4);
-    Tracker tracker(options);
-    *track_ms = 0;
-    *lost_frames = 0;
+    std::vector<std::unique_ptr<Tracker>> trackers;
+    runs->assign(std::max(1, count), SequenceRun{});
+    std::vector<BoxF> starts(runs->size(), **first);
     long index = 0;
     while (const Frame* f = pipeline.acquire()) {
-        if (index < start) {
-            boxes->push_back(**first);
-        } else if (index == start) {
-            if (!tracker.init(f->luma_view(), **first, error)) {
-                *error = seq.name + ": " + *error;
-                pipeline.release(f);
-                return false;
+        if (index == start) starts = sre_starts(**first, static_cast<int>(runs->size()), f->size());
+        for (std::size_t k = 0; k < starts.size(); ++k) {
+            SequenceRun& run = (*runs)[k];
+            if (index < start) {
+                run.boxes.push_back(starts[k]);
+                run.lost.push_back(0);
+            } else if (index == start) {
+                trackers.push_back(std::make_unique<Tracker>(options));
+                std::string why;
+                if (!trackers.back()->init(f->luma_view(), starts[k], &why)) {
+                    *error = seq.name + ": " + why;
+                    pipeline.release(f);
+                    return false;
+                }
+                run.boxes.push_back(starts[k]);
+                run.lost.push_back(0);
+            } else {
+                const auto t0 = std::chrono::steady_clock::now();
+                const TrackResult r = trackers[k]->update(f->luma_view());
+                run.track_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                run.boxes.push_back(r.box);
+                run.lost.push_back(r.lost);
             }
-            boxes->push_back(**first);
-        } else {
-            const auto t0 = std::chrono::steady_clock::now();
-            const TrackResult r = tracker.update(f->luma_view());
-            *track_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            boxes->push_back(r.box);
-            if (r.lost) ++*lost_frames;
         }
         ++index;
         pipeline.release(f);

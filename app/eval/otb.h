@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "app/track/tracker.h"
+#include "app/track/options.h"
+#include "app/track/types.h"
+#include "corrtrack/image.h"
 
 namespace corrtrack {
 
@@ -38,17 +40,37 @@ struct SequenceMetrics {
     long evaluated = 0;  // frames with ground truth
     long lost = 0;       // frames the tracker reported lost
     double mean_iou = 0;
+    // The confidence signal against the truth: a box is wrong when its IoU is below 0.1.
+    long wrong = 0;          // evaluated frames with a wrong box
+    long lost_wrong = 0;     // ... of them flagged lost (the flag was right)
+    long lost_right = 0;     // frames flagged lost whose box was not wrong (false alarms)
     std::vector<double> success;    // kSuccessThresholds rates
     std::vector<double> precision;  // kPrecisionThresholds rates
 };
 
-// Metrics of `boxes` against `truth` (frames without truth are left out).
-SequenceMetrics score_sequence(const std::vector<BoxF>& boxes, const std::vector<std::optional<BoxF>>& truth);
+// Metrics of `boxes` against `truth` (frames without truth are left out); `lost` holds the
+// tracker's per-frame lost flags (may be empty).
+SequenceMetrics score_sequence(const std::vector<BoxF>& boxes, const std::vector<std::optional<BoxF>>& truth,
+                               const std::vector<char>& lost = {});
+// The mean of several runs' metrics (counts are summed).
+SequenceMetrics mean_metrics(const std::vector<SequenceMetrics>& runs);
 
-// Runs the tracker from the first frame with ground truth; returns the boxes per frame
-// (frames before the start repeat the start box) and the update time in ms.
+// One run of the tracker over a sequence: a box and a lost flag per frame (frames before the
+// start repeat the start box) and the time spent in the tracker's update.
+struct SequenceRun {
+    std::vector<BoxF> boxes;
+    std::vector<char> lost;
+    double track_ms = 0;
+};
+
+// Decodes the sequence once and runs `count` trackers from the first frame with ground truth:
+// the first from the true box (OTB's one-pass evaluation), the others from sre_starts().
 bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth,
-                  const TrackerOptions& options, std::vector<BoxF>* boxes, double* track_ms,
-                  long* lost_frames, std::string* error);
+                  const TrackerOptions& options, int count, std::vector<SequenceRun>* runs, std::string* error);
+
+// OTB's spatial robustness evaluation (SRE): the first box, then up to 12 perturbed copies
+// (shifted by 10% of its size in 8 directions, scaled by 0.8, 0.9, 1.1, 1.2), each kept
+// inside the frame. `count` boxes in all (1..13).
+std::vector<BoxF> sre_starts(const BoxF& first, int count, Size frame);
 
 }  // namespace corrtrack

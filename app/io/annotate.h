@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "app/track/tracker.h"
+#include "app/track/types.h"
 #include "corrtrack/image.h"
 
 namespace corrtrack {

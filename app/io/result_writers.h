@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/track/tracker.h"
+#include "app/track/types.h"
 
 namespace corrtrack {
 

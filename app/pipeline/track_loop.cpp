@@ -70,15 +70,13 @@ int run_track_loop(FramePipeline& pipeline, MultiTracker& tracker, const std::ve
             if (o.track) {
                 for (std::size_t i = 0; i < boxes.size(); ++i) {
                     std::string why;
-                    if (tracker.add_target(view, boxes[i], &why) < 0) {
+                    const TargetId id = tracker.add_target(view, boxes[i], &why);
+                    if (id < 0) {
                         if (error) *error = "target " + std::to_string(i) + ": " + why;
                         rc = 1;
                         return false;
                     }
-                    results[i].box = boxes[i];
-                    results[i].sub_cx = boxes[i].cx();
-                    results[i].sub_cy = boxes[i].cy();
-                    results[i].score = 1.0f;
+                    results[i] = initial_result(id, boxes[i]);
                 }
             }
             p.info.first = true;

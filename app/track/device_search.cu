@@ -27,13 +27,29 @@ __device__ __forceinline__ float area_weight(double a, double b, double s, int i
     return static_cast<float>((hi - lo) / s);
 }
 
-__global__ void sample_patches_kernel(const std::uint8_t* __restrict__ src, std::size_t src_pitch, int src_w,
-                                      int src_h, SampleBatch batch, std::uint8_t* atlas, std::size_t atlas_pitch) {
+// pyramid.cpp's halve_image: one output pixel per thread.
+__global__ void halve_kernel(const std::uint8_t* __restrict__ src, std::size_t src_pitch, int src_w, int src_h,
+                             std::uint8_t* dst, std::size_t dst_pitch, int out_w, int out_h) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= out_w || j >= out_h) return;
+    const std::uint8_t* r0 = src + static_cast<std::size_t>(2 * j) * src_pitch;
+    const std::uint8_t* r1 = src + static_cast<std::size_t>(2 * j + 1 < src_h ? 2 * j + 1 : 2 * j) * src_pitch;
+    const int x0 = 2 * i, x1 = 2 * i + 1 < src_w ? 2 * i + 1 : 2 * i;
+    dst[static_cast<std::size_t>(j) * dst_pitch + i] =
+        static_cast<std::uint8_t>((r0[x0] + r0[x1] + r1[x0] + r1[x1] + 2) >> 2);
+}
+
+__global__ void sample_patches_kernel(DeviceLevels levels, SampleBatch batch, std::uint8_t* out) {
     const SampleItem& it = batch.item[blockIdx.z];
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     const int v = blockIdx.y * blockDim.y + threadIdx.y;
     if (u >= it.width || v >= it.height) return;
-    std::uint8_t* dst = atlas + static_cast<std::size_t>(it.dst_row + v) * atlas_pitch + u;
+    const ImageView& lv = levels.level[it.level];
+    const std::uint8_t* __restrict__ src = lv.data;
+    const std::size_t src_pitch = lv.pitch;
+    const int src_w = lv.width, src_h = lv.height;
+    std::uint8_t* dst = out + it.dst_offset + static_cast<std::size_t>(v) * it.dst_pitch + u;
     const double s = it.scale;
     const bool integer_origin = it.ox == floor(it.ox) && it.oy == floor(it.oy);
     if (s == 1.0 && integer_origin) {
@@ -204,8 +220,18 @@ __global__ void __launch_bounds__(kPeakThreads)
 
 }  // namespace
 
-void launch_sample_patches(ImageView frame, const std::vector<SampleItem>& items, std::uint8_t* atlas,
-                           std::size_t atlas_pitch, void* stream) {
+void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, void* stream) {
+    const Size out = pyramid_level_size(src.size(), 1);
+    if (out.width <= 0 || out.height <= 0) return;
+    const dim3 block(32, 8);
+    const dim3 grid((out.width + 31) / 32, (out.height + 7) / 8);
+    halve_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(src.data, src.pitch, src.width, src.height, dst,
+                                                                         dst_pitch, out.width, out.height);
+    CORRTRACK_CUDA_LAUNCHED();
+}
+
+void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
+                           void* stream) {
     for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
         const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
         SampleBatch batch{};
@@ -218,8 +244,7 @@ void launch_sample_patches(ImageView frame, const std::vector<SampleItem>& items
         if (w == 0 || h == 0) continue;
         const dim3 block(32, 8);
         const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
-        sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(
-            frame.data, frame.pitch, frame.width, frame.height, batch, atlas, atlas_pitch);
+        sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(levels, batch, dst);
         CORRTRACK_CUDA_LAUNCHED();
     }
 }

@@ -1,6 +1,7 @@
-// The tracker's device-side steps: sampling search patches out of a device frame into one
-// atlas (the same arithmetic as resample.cpp, bit for bit), and the motion-penalised peak of
-// every map in one launch, so a whole frame's search costs one round trip.
+// The tracker's device-side steps: the frame's pyramid, sampling search patches out of it
+// into one atlas (the same arithmetic as pyramid.cpp and resample.cpp, bit for bit), and the
+// motion-penalised peak of every map in one launch, so a whole frame's search costs one
+// round trip.
 // Thread rules: launchers queue work on the caller's stream and never synchronize; the
 // caller owns every buffer and keeps it alive until the stream has passed the work.
 #pragma once
@@ -8,17 +9,25 @@
 #include <cstdint>
 #include <vector>
 
+#include "app/track/pyramid.h"
 #include "corrtrack/image.h"
 #include "corrtrack/peak.h"
 
 namespace corrtrack {
 
-// One patch to sample: output pixel (u, v) covers the source rectangle
-// [ox + u*scale, ox + (u+1)*scale) x [oy + v*scale, ...), written to atlas row dst_row + v.
+// One patch to sample from pyramid level `level`: output pixel (u, v) covers that level's
+// rectangle [ox + u*scale, ox + (u+1)*scale) x [oy + v*scale, ...) (level coordinates), and
+// is written to dst[dst_offset + v * dst_pitch + u].
 struct SampleItem {
     double ox = 0, oy = 0, scale = 1;
     int width = 0, height = 0;
-    int dst_row = 0;
+    int level = 0;
+    std::size_t dst_offset = 0, dst_pitch = 0;
+};
+
+// The pyramid's levels on the device (pyramid.h): level 0 is the frame.
+struct DeviceLevels {
+    ImageView level[kMaxPyramidLevels];
 };
 
 // One map to search: `height` rows of `width` floats starting at `offset` floats into the
@@ -40,8 +49,10 @@ struct RankedPeak {
 // split into several launches by the launchers.
 constexpr int kMaxItemsPerLaunch = 32;
 
-void launch_sample_patches(ImageView frame, const std::vector<SampleItem>& items, std::uint8_t* atlas,
-                           std::size_t atlas_pitch, void* stream);
+// Level k + 1 from level k (pyramid.h's halve_image, bit for bit); dst has the pitch given.
+void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, void* stream);
+void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
+                           void* stream);
 void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream);
 
 }  // namespace corrtrack

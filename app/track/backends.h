@@ -1,0 +1,24 @@
+// The CPU and GPU search backends' constructors, and the host's motion-penalised peak
+// (device_search.cu computes the same on the GPU).
+// Thread rules: see search.h.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/track/search.h"
+
+namespace corrtrack {
+
+// `kernel` names a CPU kernel (cpu_fast, cpu_ref, cpu_opencv).
+std::unique_ptr<SearchBackend> make_cpu_search(const std::string& kernel, std::string* error);
+// `kernel` names a CUDA kernel or auto.
+std::unique_ptr<SearchBackend> make_gpu_search(const std::string& kernel, std::string* error);
+
+// find_peak on the map minus the motion penalty (zero at the centre, `weight` at the edge),
+// with score and sub-pixel offset from the raw map: a distractor must beat the target by
+// more than its distance costs.
+RankedPeak penalised_peak(const MapView& map, double weight, std::vector<float>& scratch);
+
+}  // namespace corrtrack

@@ -1,0 +1,183 @@
+// The CPU search backend: each request is sampled from the host pyramid, correlated by the
+// template's own CPU correlator (cached per template key, so FFT spectra survive between
+// frames) and ranked on the host.
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "app/track/backends.h"
+#include "app/track/pyramid.h"
+#include "app/track/resample.h"
+
+namespace corrtrack {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class CpuSearch final : public SearchBackend {
+public:
+    explicit CpuSearch(std::string kernel, std::unique_ptr<Correlator> probe)
+        : kernel_(std::move(kernel)), summary_(probe->info().summary) {}
+
+    bool on_gpu() const override { return false; }
+    Stream stream() const override { return nullptr; }
+    std::string kernel_summary() const override { return summary_; }
+    int launches() const override { return launches_; }
+    void set_keep_maps(bool host, bool) override { keep_maps_ = host; }
+
+    double begin_frame(ImageView frame) override {
+        if (frame.space != MemorySpace::kHost)
+            throw std::runtime_error("kernel " + kernel_ + " runs on the CPU and needs frames in host memory");
+        pyramid_.reset(frame);
+        return 0;
+    }
+
+    void search(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
+                StageTimes* times) override {
+        std::vector<std::vector<float>>& maps = maps_[pass];
+        hits.resize(requests.size());
+        if (maps.size() < requests.size()) maps.resize(requests.size());
+        map_sizes_[pass].resize(requests.size());
+        launches_ = 0;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            const SearchRequest& r = requests[i];
+            auto t0 = std::chrono::steady_clock::now();
+            sample_into(r, patch_);
+            times->upload_ms += ms_since(t0);
+
+            t0 = std::chrono::steady_clock::now();
+            Correlator& corr = correlator(r.templ);
+            const NccProblem p = NccProblem::full_frame(r.patch, r.templ.image.size());
+            std::string why;
+            if (!corr.supports(p, &why)) throw std::runtime_error("kernel " + kernel_ + " cannot run this search: " + why);
+            const Size o = p.out_size();
+            std::vector<float>& m = maps[keep_maps_ ? i : 0];
+            m.resize(static_cast<std::size_t>(o.width) * o.height);  // keeps capacity
+            const MapView map{m.data(), o.width, o.height, static_cast<std::size_t>(o.width)};
+            const ImageView patch{patch_.data(), r.patch.width, r.patch.height, static_cast<std::size_t>(r.patch.width)};
+            corr.run(patch, p, map, nullptr);
+            ++launches_;
+            map_sizes_[pass][i] = o;
+            times->correlate_ms += ms_since(t0);
+
+            t0 = std::chrono::steady_clock::now();
+            hits[i] = penalised_peak(map, r.penalty, penalised_);
+            times->peak_ms += ms_since(t0);
+        }
+    }
+
+    MapView map(int pass, std::size_t i) const override {
+        if (!keep_maps_ || i >= map_sizes_[pass].size()) return {};
+        const Size s = map_sizes_[pass][i];
+        return {const_cast<float*>(maps_[pass][i].data()), s.width, s.height, static_cast<std::size_t>(s.width)};
+    }
+    MapView device_map(int, std::size_t) const override { return {}; }
+
+    void sample(const std::vector<SearchRequest>& patches) override {
+        std::size_t total = 0;
+        sample_offsets_.clear();
+        for (const SearchRequest& r : patches) {
+            sample_offsets_.push_back(total);
+            total += static_cast<std::size_t>(r.patch.width) * r.patch.height;
+        }
+        samples_.resize(total);
+        for (std::size_t i = 0; i < patches.size(); ++i) {
+            const SearchRequest& r = patches[i];
+            const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
+            sample_patch(pyramid_.level(ls.level), ls.ox, ls.oy, ls.scale, r.patch, samples_.data() + sample_offsets_[i],
+                         static_cast<std::size_t>(r.patch.width), scratch_);
+        }
+    }
+    const std::uint8_t* sampled(std::size_t i) override { return samples_.data() + sample_offsets_.at(i); }
+
+    void forget(std::uint64_t key) override { correlators_.erase(key); }
+
+private:
+    struct Cached {
+        std::uint64_t version = 0;
+        std::unique_ptr<Correlator> corr;
+    };
+
+    void sample_into(const SearchRequest& r, std::vector<std::uint8_t>& out) {
+        out.resize(static_cast<std::size_t>(r.patch.width) * r.patch.height);
+        const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
+        sample_patch(pyramid_.level(ls.level), ls.ox, ls.oy, ls.scale, r.patch, out.data(),
+                     static_cast<std::size_t>(r.patch.width), scratch_);
+    }
+
+    Correlator& correlator(const TemplateRef& t) {
+        Cached& c = correlators_[t.key];
+        if (!c.corr) {
+            std::string why;
+            c.corr = make_correlator(kernel_, &why);
+            if (!c.corr) throw std::runtime_error(why);
+            c.version = t.version + 1;  // forces the first set_template
+        }
+        if (c.version != t.version) {
+            c.corr->set_template(t.image, nullptr);
+            c.version = t.version;
+        }
+        return *c.corr;
+    }
+
+    std::string kernel_, summary_;
+    HostPyramid pyramid_;
+    ResampleScratch scratch_;
+    std::vector<std::uint8_t> patch_;
+    std::unordered_map<std::uint64_t, Cached> correlators_;
+    std::vector<std::vector<float>> maps_[2];  // per pass, per request (one when !keep_maps_)
+    std::vector<Size> map_sizes_[2];
+    std::vector<float> penalised_;
+    std::vector<std::uint8_t> samples_;
+    std::vector<std::size_t> sample_offsets_;
+    bool keep_maps_ = true;
+    int launches_ = 0;
+};
+
+}  // namespace
+
+RankedPeak penalised_peak(const MapView& map, double weight, std::vector<float>& scratch) {
+    RankedPeak out;
+    if (weight <= 0) {
+        out.peak = find_peak(map);
+        out.ranked = out.peak.score;
+        return out;
+    }
+    scratch.resize(static_cast<std::size_t>(map.width) * map.height);
+    const double cx = (map.width - 1) / 2.0, cy = (map.height - 1) / 2.0;
+    const double rx2 = std::max(1.0, cx * cx), ry2 = std::max(1.0, cy * cy);
+    for (int y = 0; y < map.height; ++y) {
+        const double dy2 = (y - cy) * (y - cy) / ry2;
+        const float* src = map.row(y);
+        float* dst = &scratch[static_cast<std::size_t>(y) * map.width];
+        for (int x = 0; x < map.width; ++x)
+            dst[x] = src[x] - static_cast<float>(weight * ((x - cx) * (x - cx) / rx2 + dy2));
+    }
+    const MapView pm{scratch.data(), map.width, map.height, static_cast<std::size_t>(map.width)};
+    Peak& pk = out.peak;
+    pk = find_peak(pm);
+    out.ranked = pk.score;
+    const float* row = map.row(pk.y);
+    pk.score = row[pk.x];
+    pk.sub_x = static_cast<float>(pk.x);
+    pk.sub_y = static_cast<float>(pk.y);
+    if (pk.x > 0 && pk.x + 1 < map.width) pk.sub_x += parabolic_offset(row[pk.x - 1], pk.score, row[pk.x + 1]);
+    if (pk.y > 0 && pk.y + 1 < map.height)
+        pk.sub_y += parabolic_offset(map.row(pk.y - 1)[pk.x], pk.score, map.row(pk.y + 1)[pk.x]);
+    return out;
+}
+
+std::unique_ptr<SearchBackend> make_cpu_search(const std::string& kernel, std::string* error) {
+    std::string why;
+    auto probe = make_correlator(kernel, &why);
+    if (!probe) {
+        if (error) *error = why;
+        return nullptr;
+    }
+    return std::make_unique<CpuSearch>(kernel, std::move(probe));
+}
+
+}  // namespace corrtrack

@@ -1,0 +1,70 @@
+#include "app/track/options.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "corrtrack/ncc_math.h"
+
+namespace corrtrack {
+
+const char* to_string(UpdatePolicy p) {
+    switch (p) {
+        case UpdatePolicy::kNone: return "none";
+        case UpdatePolicy::kKeyframe: return "keyframe";
+        case UpdatePolicy::kBlend: return "blend";
+    }
+    return "?";
+}
+
+bool parse_update_policy(const std::string& s, UpdatePolicy* out) {
+    for (UpdatePolicy p : {UpdatePolicy::kNone, UpdatePolicy::kKeyframe, UpdatePolicy::kBlend})
+        if (s == to_string(p)) {
+            *out = p;
+            return true;
+        }
+    return false;
+}
+
+namespace {
+
+// "name must be in [lo, hi]" for a value outside it or not finite; empty otherwise.
+std::string check(const char* name, double v, double lo, double hi) {
+    if (std::isfinite(v) && v >= lo && v <= hi) return {};
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s must be in [%g, %g] (got %g)", name, lo, hi, v);
+    return buf;
+}
+
+}  // namespace
+
+std::string validate(const TrackerOptions& o) {
+    // The bounds keep every frame's work finite: 25 scales, windows up to 10x the box, a
+    // template up to the kernels' limit.
+    const std::string checks[] = {
+        check("search factor", o.search_factor, 1.0, 10.0),
+        check("max template side", o.max_template_side, 4, kMaxTemplateSide),
+        check("context", o.context, 1.0, 4.0),
+        check("blend rate", o.blend_rate, 0.0, 1.0),
+        check("keyframe interval", o.keyframe_interval, 1, 1e6),
+        check("update min score", o.update_min_score, -1.0, 1.0),
+        check("lost score", o.lost_score, -1.0, 1.0),
+        check("recover score", o.recover_score, -1.0, 1.0),
+        check("scales", o.scales, 1, 25),
+        check("scale step", o.scale_step, 1.0, 2.0),
+        check("scale penalty", o.scale_penalty, 0.0, 1.0),
+        check("scale rate", o.scale_rate, 0.0, 1.0),
+        check("anchor", o.anchor, 0.0, 1.0),
+        check("motion penalty", o.motion_penalty, 0.0, 10.0),
+        check("velocity gain", o.velocity_gain, 0.0, 1.0),
+        check("memory", o.memory, 0, 16),
+        check("re-detection budget", o.redetect_budget, -1, 1e9),
+        check("re-detection confirmation", o.redetect_confirm, 1, 100),
+        check("re-detection margin", o.redetect_margin, 0.0, 2.0),
+        check("min box side", o.min_box_side, 1.0, 1e4),
+    };
+    for (const std::string& c : checks)
+        if (!c.empty()) return c;
+    return {};
+}
+
+}  // namespace corrtrack

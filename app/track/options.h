@@ -1,0 +1,54 @@
+// The tracker's settings: one struct shared by the CLI, the GUI, the evaluation and the
+// Python binding, with one range check.
+// Thread rules: plain values.
+#pragma once
+
+#include <string>
+
+namespace corrtrack {
+
+enum class UpdatePolicy { kNone, kKeyframe, kBlend };
+const char* to_string(UpdatePolicy p);
+bool parse_update_policy(const std::string& s, UpdatePolicy* out);
+
+struct TrackerOptions {
+    std::string kernel = "auto";
+    // Search window side = factor x the box's longer side (both axes), plus the motion
+    // prediction's uncertainty: thin and fast targets stay inside it.
+    double search_factor = 2.5;
+    int max_template_side = 48;     // larger boxes are matched at a reduced scale
+    double context = 1.0;           // the template covers the box plus (context - 1) x the
+                                    // box's mean side of background (1: the box alone)
+    UpdatePolicy update = UpdatePolicy::kBlend;
+    double blend_rate = 0.08;       // weight of the new appearance in a blend update
+    int keyframe_interval = 25;     // frames between keyframe updates and memory snapshots
+    double update_min_score = 0.8;  // update the template only when this sure
+    double lost_score = 0.3;        // below this the target counts as lost
+    double recover_score = 0.5;     // a re-detection must reach this to resume tracking
+    int scales = 3;                 // scales searched per frame (1 = none)
+    double scale_step = 1.04;       // ratio between neighbouring scales
+    double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
+    double scale_rate = 0.5;        // share of a frame's scale pick applied (smooths noise)
+    bool scale_fit = false;         // sub-step scale estimate (parabola over neighbouring steps)
+    double anchor = 0.0;            // weight of the first frame's appearance kept in the
+                                    // working template, against drift from blend updates
+    double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
+                                    // with the square of the distance from the prediction
+    double velocity_gain = 0.0;     // motion model: share of each frame's displacement taken
+                                    // into the velocity (0: search around the last centre)
+    int memory = 0;                 // confident keyframes kept beside the first template,
+                                    // all matched every frame (0: the first template only)
+    int redetect_budget = -1;       // re-detection positions searched per frame (-1: the
+                                    // backend decides; 0: the whole frame every frame)
+    int redetect_confirm = 1;       // frames a re-detection must repeat before it is taken
+    double redetect_margin = 0.0;   // NCC a re-detection must lead its runner-up by
+    double min_box_side = 6;        // the box never shrinks below this (pixels)
+    bool keep_maps = true;          // GPU path: bring the chosen maps to the host (heatmaps)
+    bool keep_device_maps = false;  // GPU path: keep each target's chosen map on the device
+                                    // too (interop display without a host round trip)
+};
+
+// Empty when every value is in range, else what is wrong (one line).
+std::string validate(const TrackerOptions& o);
+
+}  // namespace corrtrack

@@ -1,0 +1,44 @@
+// A frame's pyramid for sampling large targets: level k halves level k-1 (2x2 mean, rounded
+// to nearest), so a level-k pixel stands for the frame's 2^k x 2^k block. A patch at scale s
+// (frame pixels per patch pixel) is sampled from the deepest level with 2^k <= s, so area
+// averaging never reads more than about four source pixels per output pixel whatever the
+// target's size. The GPU builds the same levels bit for bit (device_search.cu).
+// Thread rules: one thread uses a HostPyramid; the functions are pure.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "corrtrack/image.h"
+
+namespace corrtrack {
+
+constexpr int kMaxPyramidLevels = 8;  // level 7: 1/128 of the frame
+
+// The level a patch at `scale` is sampled from, and the patch's origin and scale in that
+// level's pixels (exact: divisions by powers of two).
+struct LevelSample {
+    int level = 0;
+    double ox = 0, oy = 0, scale = 1;
+};
+LevelSample level_sample(double ox, double oy, double scale);
+
+Size pyramid_level_size(Size frame, int level);
+
+// dst(i, j) = (sum of src's 2x2 block at (2i, 2j), edge pixels repeated + 2) >> 2.
+void halve_image(ImageView src, std::uint8_t* dst, std::size_t dst_pitch);
+
+class HostPyramid {
+public:
+    // Level 0 is `frame` itself (not copied; it must outlive the use); deeper levels are
+    // built on first use and kept until the next reset.
+    void reset(ImageView frame);
+    ImageView level(int k);
+
+private:
+    ImageView base_;
+    int built_ = 0;  // levels 1..built_ are valid
+    std::vector<std::uint8_t> storage_[kMaxPyramidLevels];
+};
+
+}  // namespace corrtrack

@@ -1,0 +1,74 @@
+// The tracker's search backends: the policy (target.h) asks for patches to be sampled out of
+// the frame and correlated with templates; a backend runs a whole list of such requests and
+// returns one ranked peak per request. The CPU backend runs them one by one on the host; the
+// GPU backend samples all patches into one atlas, correlates each template size in one
+// batched launch and brings every peak back in one copy. Both sample from the same pyramid
+// with the same arithmetic, so they give the same peaks.
+// Thread rules: one thread drives a backend; it owns its kernels, stream and buffers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/track/device_search.h"  // RankedPeak
+#include "app/track/types.h"
+#include "corrtrack/correlator.h"
+
+namespace corrtrack {
+
+// A template as the backends see it: host pixels, a key unique among live templates, and a
+// version that changes whenever the pixels do (backends cache per key and version).
+struct TemplateRef {
+    std::uint64_t key = 0;
+    std::uint64_t version = 0;
+    ImageView image;  // host memory, packed rows
+};
+
+// Sample the patch whose pixel (u, v) covers the frame rectangle [ox + u*scale, ...) and
+// correlate `templ` over all of it; rank the peak with a motion penalty (NCC `penalty` at the
+// patch's edge, growing with the square of the distance from its centre; 0: none).
+struct SearchRequest {
+    TemplateRef templ;
+    double ox = 0, oy = 0, scale = 1;
+    Size patch;
+    double penalty = 0;
+};
+
+class SearchBackend {
+public:
+    virtual ~SearchBackend() = default;
+    virtual bool on_gpu() const = 0;
+    virtual Stream stream() const = 0;  // nullptr on the CPU
+    virtual std::string kernel_summary() const = 0;
+
+    // The frame of the next calls (host memory, or device memory on the GPU). Returns the
+    // host time spent (a copy to the device), added to the upload stage.
+    virtual double begin_frame(ImageView frame) = 0;
+    // Runs every request on the current frame; hits[i] is request i's peak. A frame has two
+    // passes (0: tracking, 1: re-detection); with keep_maps, map(pass, i) shows request i's
+    // map (host memory) until the same pass of the next frame.
+    virtual void search(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
+                        StageTimes* times) = 0;
+    virtual MapView map(int pass, std::size_t i) const = 0;
+    // The same map in device memory (GPU path with keep_device_maps; else empty), valid on
+    // stream() until the same pass of the next frame.
+    virtual MapView device_map(int pass, std::size_t i) const = 0;
+    // Samples patches (request.templ unused) from the current frame into a packed buffer.
+    // The GPU backend queues the work and returns; sampled(i) waits for it (by then long
+    // done) and points at patch i's pixels (width = patch width) until the next sample().
+    virtual void sample(const std::vector<SearchRequest>& patches) = 0;
+    virtual const std::uint8_t* sampled(std::size_t i) = 0;
+    // The template with this key is gone: drop whatever was cached for it.
+    virtual void forget(std::uint64_t key) = 0;
+    // Correlation launches of the last search (for the batching measurements).
+    virtual int launches() const = 0;
+    virtual void set_keep_maps(bool host, bool device) = 0;
+};
+
+// "auto" picks the fastest CUDA kernel with a GPU, else cpu_fast. nullptr + *error when the
+// kernel is unknown or cannot run here.
+std::unique_ptr<SearchBackend> make_search_backend(const std::string& kernel, std::string* error);
+
+}  // namespace corrtrack

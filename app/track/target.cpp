@@ -1,0 +1,328 @@
+#include "app/track/target.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "corrtrack/peak.h"
+
+namespace corrtrack {
+
+Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame) : id_(id) {
+    // The template covers the box and a margin of background around it (options.context):
+    // the target's outline then lies inside the template, which pins its scale.
+    const double pad = (o.context - 1.0) * std::sqrt(box.width * box.height);
+    const double width = box.width + pad, height = box.height + pad;
+    inner_w_ = box.width / width;
+    inner_h_ = box.height / height;
+    scale_ = std::max(1.0, std::max(width, height) / o.max_template_side);
+    templ_size_ = {std::max(4, static_cast<int>(std::lround(width / scale_))),
+                   std::max(4, static_cast<int>(std::lround(height / scale_)))};
+    const double shorter = std::min(templ_size_.width * inner_w_, templ_size_.height * inner_h_);
+    min_scale_ = std::min(scale_, o.min_box_side / shorter);
+    max_scale_ = std::max(scale_, std::min(frame.width / (templ_size_.width * inner_w_),
+                                           frame.height / (templ_size_.height * inner_h_)));
+    cx_ = box.cx();
+    cy_ = box.cy();
+    box_ = box;
+    result_ = initial_result(id, box);
+    anchor_ = static_cast<float>(std::clamp(o.anchor, 0.0, 1.0));
+    memory_.resize(static_cast<std::size_t>(o.memory));
+    const std::uint64_t base = static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)) << 8;
+    working_.key = base;
+    for (std::size_t i = 0; i < memory_.size(); ++i) memory_[i].key = base + 1 + i;
+}
+
+SearchRequest Target::template_patch() const {
+    SearchRequest r;
+    r.scale = scale_;
+    r.patch = templ_size_;
+    r.ox = cx_ - templ_size_.width * scale_ / 2;
+    r.oy = cy_ - templ_size_.height * scale_ / 2;
+    if (r.scale == 1.0) {  // integer copies keep scale-1 tracking free of interpolation blur
+        r.ox = std::round(r.ox);
+        r.oy = std::round(r.oy);
+    }
+    return r;
+}
+
+bool Target::init(const std::uint8_t* pixels, std::string* error) {
+    const std::size_t n = static_cast<std::size_t>(templ_size_.width) * templ_size_.height;
+    double mean = 0, sq = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        mean += pixels[i];
+        sq += static_cast<double>(pixels[i]) * pixels[i];
+    }
+    mean /= n;
+    const double sd = std::sqrt(std::max(0.0, sq / n - mean * mean));
+    if (sd < 1.0) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " is flat (grey-level std %.2f): nothing to correlate", sd);
+        if (error) *error = buf;
+        return false;
+    }
+    working_.size = templ_size_;
+    working_.pixels.assign(pixels, pixels + n);
+    appearance_.assign(pixels, pixels + n);
+    initial_ = appearance_;
+    for (TemplateSlot& m : memory_) m.size = templ_size_;
+    if (!memory_.empty()) memory_[0].pixels = working_.pixels;
+    return true;
+}
+
+std::vector<std::uint64_t> Target::template_keys() const {
+    std::vector<std::uint64_t> keys{working_.key};
+    for (const TemplateSlot& m : memory_) keys.push_back(m.key);
+    return keys;
+}
+
+void Target::begin_frame() {
+    ++frames_;
+    planned_.clear();
+    best_ = Candidate{};
+    redetected_ = Candidate{};
+    redetect_ = lost_;
+    chosen_pass_ = -1;
+}
+
+std::vector<const TemplateSlot*> Target::searched_templates() const {
+    std::vector<const TemplateSlot*> list{&working_};
+    for (const TemplateSlot& m : memory_)
+        if (!m.pixels.empty()) list.push_back(&m);
+    return list;
+}
+
+void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
+                         Size patch, double penalty) {
+    const TemplateSlot& t = templ == 0 ? working_ : memory_[templ - 1];
+    SearchRequest r;
+    r.templ = t.ref();
+    r.scale = scale;
+    r.patch = patch;
+    r.ox = cx - patch.width * scale / 2;
+    r.oy = cy - patch.height * scale / 2;
+    if (scale == 1.0) {
+        r.ox = std::round(r.ox);
+        r.oy = std::round(r.oy);
+    }
+    r.penalty = penalty;
+    planned_.push_back({templ, step, step != 0, r});
+    out.push_back(r);
+}
+
+void Target::plan_track(const TrackerOptions& o, Size, std::vector<SearchRequest>& out) {
+    planned_.clear();
+    planned_first_ = out.size();
+    if (lost_) return;
+    const double px = cx_ + vx_, py = cy_ + vy_;
+    const int longer = std::max(templ_size_.width, templ_size_.height);
+    const int margin = std::max(8, static_cast<int>(std::lround(longer * (o.search_factor - 1) / 2)));
+    const Size patch{templ_size_.width + 2 * margin, templ_size_.height + 2 * margin};
+    const int half = o.scales / 2;
+    for (int k = -half; k <= half; ++k)
+        add_request(out, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
+    for (std::size_t m = 0; m < memory_.size(); ++m)
+        if (!memory_[m].pixels.empty())
+            add_request(out, static_cast<int>(m) + 1, px, py, 0, scale_, patch, o.motion_penalty);
+}
+
+Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit,
+                                    std::size_t request) const {
+    Candidate c;
+    const SearchRequest& r = p.req;
+    c.cx = r.ox + (hit.peak.sub_x + templ_size_.width / 2.0) * r.scale;
+    c.cy = r.oy + (hit.peak.sub_y + templ_size_.height / 2.0) * r.scale;
+    c.scale = r.scale;
+    c.score = hit.peak.score;
+    c.psr = hit.peak.psr;
+    c.second = hit.peak.second;
+    c.ranked = p.scaled ? hit.ranked * static_cast<float>(o.scale_penalty) : hit.ranked;
+    c.templ = p.templ;
+    c.step = p.step;
+    c.scaled = p.scaled;
+    c.request = request;
+    c.region = {r.ox, r.oy, r.patch.width * r.scale, r.patch.height * r.scale};
+    return c;
+}
+
+void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request) {
+    const int half = o.scales / 2;
+    step_ranked_.assign(2 * half + 1, -2.0f);
+    for (std::size_t i = 0; i < planned_.size(); ++i) {
+        const Candidate c = candidate(o, planned_[i], hits[i], first_request + i);
+        if (c.ranked > best_.ranked) best_ = c;
+        if (planned_[i].templ == 0) step_ranked_[planned_[i].step + half] = hits[i].ranked;
+    }
+    if (!planned_.empty()) {
+        chosen_pass_ = 0;
+        chosen_request_ = best_.request;
+        chosen_region_ = best_.region;
+    }
+    redetect_ = lost_ || !(best_.score >= o.lost_score);
+}
+
+void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
+    planned_.clear();
+    planned_first_ = out.size();
+    const std::vector<const TemplateSlot*> templates = searched_templates();
+    auto slot_of = [&](const TemplateSlot* t) { return t == &working_ ? 0 : static_cast<int>(t - memory_.data()) + 1; };
+    if (has_lead_) {  // the candidate of the last frames, followed closely
+        const int longer = std::max(templ_size_.width, templ_size_.height);
+        const int margin = std::max(8, static_cast<int>(std::lround(longer * (o.search_factor - 1) / 2)));
+        const Size patch{templ_size_.width + 2 * margin, templ_size_.height + 2 * margin};
+        for (const TemplateSlot* t : templates) add_request(out, slot_of(t), lead_x_, lead_y_, 0, scale_, patch, o.motion_penalty);
+    }
+    // The whole frame at the current scale, or under a budget one band of it per frame.
+    const Size whole{std::max(templ_size_.width, static_cast<int>(frame.width / scale_)),
+                     std::max(templ_size_.height, static_cast<int>(frame.height / scale_))};
+    const long long per_row = whole.width - templ_size_.width + 1;
+    const long long rows = whole.height - templ_size_.height + 1;
+    const long long positions = per_row * rows * static_cast<long long>(templates.size());
+    int bands = 1;
+    if (o.redetect_budget > 0 && positions > o.redetect_budget)
+        bands = static_cast<int>(std::min<long long>(rows, (positions + o.redetect_budget - 1) / o.redetect_budget));
+    const int band = sweep_++ % bands;
+    const int first_row = static_cast<int>(rows * band / bands), last_row = static_cast<int>(rows * (band + 1) / bands);
+    const Size patch{whole.width, last_row - first_row + templ_size_.height - 1};
+    for (const TemplateSlot* t : templates) {
+        SearchRequest r;
+        r.templ = t->ref();
+        r.scale = scale_;
+        r.patch = patch;
+        r.ox = 0;
+        r.oy = first_row * scale_;
+        r.penalty = 0;
+        planned_.push_back({slot_of(t), 0, false, r});
+        out.push_back(r);
+    }
+}
+
+void Target::take_redetect(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request) {
+    Candidate near, far;
+    const std::size_t lead_requests = has_lead_ ? searched_templates().size() : 0;
+    for (std::size_t i = 0; i < planned_.size(); ++i) {
+        const Candidate c = candidate(o, planned_[i], hits[i], first_request + i);
+        Candidate& slot = i < lead_requests ? near : far;
+        if (c.ranked > slot.ranked) slot = c;
+    }
+    const double reach = std::max(templ_size_.width, templ_size_.height) * scale_ / 2;
+    auto leads = [&](const Candidate& c) {
+        // A re-detection must beat its runner-up in the same map, and a far one in another.
+        const bool far_elsewhere = std::hypot(far.cx - c.cx, far.cy - c.cy) > reach;
+        const float rival = std::max(c.second, far_elsewhere && &c != &far ? far.score : -2.0f);
+        return c.score >= o.recover_score && c.score - rival >= o.redetect_margin;
+    };
+    if (has_lead_ && leads(near)) {
+        lead_x_ = near.cx;
+        lead_y_ = near.cy;
+        ++lead_count_;
+        redetected_ = near;
+    } else {
+        has_lead_ = false;
+        lead_count_ = 0;
+    }
+    if (!has_lead_ && leads(far)) {
+        has_lead_ = true;
+        lead_x_ = far.cx;
+        lead_y_ = far.cy;
+        lead_count_ = 1;
+        redetected_ = far;
+    }
+    if (!has_lead_) redetected_ = near.score > far.score ? near : far;
+    if (redetected_.score > best_.score || lost_) {
+        chosen_pass_ = 1;
+        chosen_request_ = redetected_.request;
+        chosen_region_ = redetected_.region;
+    }
+}
+
+void Target::clamp_to_frame(Size frame) {
+    scale_ = std::clamp(scale_, min_scale_, max_scale_);
+    const double hw = templ_size_.width * inner_w_ * scale_ / 2, hh = templ_size_.height * inner_h_ * scale_ / 2;
+    cx_ = std::clamp(cx_, hw, std::max(hw, frame.width - hw));
+    cy_ = std::clamp(cy_, hh, std::max(hh, frame.height - hh));
+}
+
+void Target::set_box() {
+    const double w = templ_size_.width * inner_w_ * scale_, h = templ_size_.height * inner_h_ * scale_;
+    box_ = {cx_ - w / 2, cy_ - h / 2, w, h};
+}
+
+bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
+    const bool recovered = redetect_ && has_lead_ && lead_count_ >= o.redetect_confirm;
+    const Candidate* chosen = nullptr;
+    if (!redetect_) {
+        chosen = &best_;
+        const double dx = best_.cx - cx_, dy = best_.cy - cy_;
+        vx_ += o.velocity_gain * (dx - vx_);
+        vy_ += o.velocity_gain * (dy - vy_);
+        cx_ = best_.cx;
+        cy_ = best_.cy;
+        // Only the working template is searched over scales; follow its pick part of the way.
+        double pick = best_.templ == 0 ? best_.scale : scale_;
+        if (o.scale_fit && best_.templ == 0) {
+            // The vertex of a parabola through the best step and its neighbours: a step that
+            // barely wins moves the scale a little, not a whole step.
+            const int half = o.scales / 2, k = best_.step + half;
+            double e = best_.step;
+            if (k > 0 && k + 1 < static_cast<int>(step_ranked_.size()))
+                e += parabolic_offset(step_ranked_[k - 1], step_ranked_[k], step_ranked_[k + 1]);
+            pick = scale_ * std::pow(o.scale_step, e);
+        }
+        scale_ *= 1.0 + o.scale_rate * (pick / scale_ - 1.0);
+        lost_ = false;
+    } else if (recovered) {
+        chosen = &redetected_;
+        cx_ = lead_x_;
+        cy_ = lead_y_;
+        vx_ = vy_ = 0;
+        lost_ = false;
+        has_lead_ = false;
+        lead_count_ = 0;
+    } else {
+        lost_ = true;
+        vx_ = vy_ = 0;
+        chosen = redetected_.score > best_.score ? &redetected_ : &best_;
+    }
+    clamp_to_frame(frame);
+    set_box();
+    result_ = TrackResult{};
+    result_.id = id_;
+    result_.box = box_;
+    result_.sub_cx = lost_ ? cx_ : chosen->cx;
+    result_.sub_cy = lost_ ? cy_ : chosen->cy;
+    result_.score = chosen->score;
+    result_.confidence = chosen->psr;
+    result_.lost = lost_;
+    result_.redetected = redetect_;
+    if (lost_) return false;
+
+    const bool sure = chosen->score >= o.update_min_score;
+    update_due_ = sure && (o.update == UpdatePolicy::kBlend ||
+                           (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
+    snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;
+    if (!update_due_ && !snapshot_due_) return false;
+    *patch = template_patch();
+    return true;
+}
+
+void Target::apply_update(const TrackerOptions& o, const std::uint8_t* pixels) {
+    if (update_due_) {
+        const float rate = o.update == UpdatePolicy::kBlend ? static_cast<float>(o.blend_rate) : 1.0f;
+        for (std::size_t i = 0; i < appearance_.size(); ++i) {
+            appearance_[i] += rate * (pixels[i] - appearance_[i]);
+            const float v = anchor_ * initial_[i] + (1.0f - anchor_) * appearance_[i];
+            working_.pixels[i] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+        }
+        ++working_.version;
+    }
+    if (snapshot_due_) {
+        TemplateSlot& m = memory_[next_keyframe_];
+        m.pixels.assign(pixels, pixels + appearance_.size());
+        ++m.version;
+        next_keyframe_ = next_keyframe_ + 1 < memory_.size() ? next_keyframe_ + 1 : 1;
+    }
+    update_due_ = snapshot_due_ = false;
+}
+
+}  // namespace corrtrack

@@ -1,0 +1,126 @@
+// The tracking policy of one target, written once for every backend: predict where the
+// target is, ask for searches (every scale of the working template, the template memory),
+// pick the candidate, settle the box, learn the appearance, and when the match fails, look
+// for the target again over the frame until a re-detection holds for a few frames.
+// Thread rules: plain state, driven by the MultiTracker's thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/track/options.h"
+#include "app/track/search.h"
+#include "app/track/types.h"
+
+namespace corrtrack {
+
+// One template: host pixels at the target's template size, with the key and version the
+// backends cache by.
+struct TemplateSlot {
+    std::uint64_t key = 0;
+    std::uint64_t version = 0;
+    Size size;
+    std::vector<std::uint8_t> pixels;
+    TemplateRef ref() const {
+        return {key, version, {pixels.data(), size.width, size.height, static_cast<std::size_t>(size.width)}};
+    }
+};
+
+class Target {
+public:
+    // The template size and working scale for `box`; the caller samples template_patch()
+    // and hands the pixels to init().
+    Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame);
+    SearchRequest template_patch() const;
+    // False + *error when the patch is flat (nothing to correlate).
+    bool init(const std::uint8_t* pixels, std::string* error);
+
+    TargetId id() const { return id_; }
+    const TrackResult& result() const { return result_; }
+    const BoxF& box() const { return box_; }
+    // Keys of every template this target has had a backend cache (for forget()).
+    std::vector<std::uint64_t> template_keys() const;
+
+    // One frame: plan_track, then (when wants_redetect) plan_redetect, each followed by the
+    // hits of the requests it added, in order; then settle.
+    void begin_frame();
+    void plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out);
+    void take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request);
+    bool wants_redetect() const { return redetect_; }
+    void plan_redetect(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out);
+    void take_redetect(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request);
+    // Position, scale and state for this frame. Returns true with *patch set when the
+    // appearance should be learnt from the patch at the new box (apply_update next frame).
+    bool settle(const TrackerOptions& o, Size frame, SearchRequest* patch);
+    void apply_update(const TrackerOptions& o, const std::uint8_t* pixels);
+
+    // The search whose map was chosen this frame: pass 0 (tracking) or 1 (re-detection) and
+    // the request's index in that pass; -1 when none ran.
+    int chosen_pass() const { return chosen_pass_; }
+    std::size_t chosen_request() const { return chosen_request_; }
+    const BoxF& chosen_region() const { return chosen_region_; }
+
+private:
+    struct Candidate {
+        double cx = 0, cy = 0, scale = 1;
+        float score = -2, ranked = -2, psr = 0, second = -2;
+        int templ = -1;               // which slot matched (0: working)
+        int step = 0;
+        bool scaled = false;          // searched at a scale other than the current one
+        std::size_t request = 0;
+        BoxF region;                  // where the map's origin window lies, for display
+    };
+    struct Planned {                  // what a request of this frame searched
+        int templ = 0;
+        int step = 0;                 // scale = current scale x scale_step^step
+        bool scaled = false;
+        SearchRequest req;
+    };
+
+    Candidate candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit, std::size_t request) const;
+    void add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
+                     Size patch, double penalty);
+    std::vector<const TemplateSlot*> searched_templates() const;
+    void clamp_to_frame(Size frame);
+    void set_box();
+
+    TargetId id_;
+    Size templ_size_;
+    double inner_w_ = 1, inner_h_ = 1;  // the box's share of the template (context margin)
+    double scale_ = 1;                // frame pixels per template pixel
+    double min_scale_ = 0, max_scale_ = 0;
+    double cx_ = 0, cy_ = 0, vx_ = 0, vy_ = 0;
+    bool lost_ = false;
+    long frames_ = 0;
+    BoxF box_;
+    TrackResult result_;
+
+    TemplateSlot working_;            // what is matched at every scale, learnt by blending
+    std::vector<float> appearance_;   // its running blend, before quantisation
+    std::vector<float> initial_;      // the first frame's appearance (anchor)
+    float anchor_ = 0;
+    std::vector<TemplateSlot> memory_;  // [0] the first template, then confident keyframes
+    std::size_t next_keyframe_ = 1;   // memory slot the next keyframe replaces
+
+    // This frame.
+    std::vector<Planned> planned_;
+    std::size_t planned_first_ = 0;   // planned_[0]'s index among the pass's requests
+    Candidate best_;                  // best tracking candidate
+    std::vector<float> step_ranked_;  // the working template's best ranked NCC per scale step
+    Candidate redetected_;            // best re-detection candidate
+    bool redetect_ = false;
+    int chosen_pass_ = -1;
+    std::size_t chosen_request_ = 0;
+    BoxF chosen_region_;
+    bool update_due_ = false;         // the next update patch is blended into the template
+    bool snapshot_due_ = false;       // the next update patch becomes a keyframe
+
+    // Re-detection: a candidate must hold for a few frames before tracking resumes.
+    bool has_lead_ = false;
+    double lead_x_ = 0, lead_y_ = 0;
+    int lead_count_ = 0;
+    int sweep_ = 0;                   // next part of the frame searched under a budget
+};
+
+}  // namespace corrtrack
