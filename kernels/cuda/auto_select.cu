@@ -1,8 +1,10 @@
-// auto: the first time a problem shape (frame, template and roi size, template count and roi
-// step) comes, times every available CUDA kernel that supports it (for a batch: cuda_dp4a,
-// cuda_dp4a_ilp, cuda_fft) with CUDA events and remembers the fastest; later
-// calls at that shape go straight to it. The timing round is the one place that synchronizes.
+// auto: the first time a bucket of similar problem shapes comes (see ShapeKey), times every
+// available CUDA kernel that supports it (for a batch: cuda_dp4a, cuda_dp4a_ilp, cuda_fft)
+// with CUDA events and remembers the fastest for the whole process; later calls in that
+// bucket go straight to it. The timing round is the one place that synchronizes.
 #include <algorithm>
+#include <cmath>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -25,19 +27,68 @@ constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
 constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
 
-// A batch's step is part of its shape: with step 0 the FFT shares one roi spectrum among the
-// templates, with any other it transforms every roi, so the winner may differ.
+// Winners are remembered per bucket of similar shapes, not per exact shape: a tracker whose
+// search windows change size with the target's scale would otherwise time every kernel again
+// on almost every frame. A bucket is the template's sides rounded up to a ladder of sizes,
+// the output positions and the template count to half octaves, and whether a batch shares
+// one roi (step 0: the FFT then transforms it once) or searches an atlas.
 struct ShapeKey {
-    int frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates, roi_step;
+    int device, templ_w, templ_h, positions, templates, shared_roi;
     bool operator<(const ShapeKey& o) const {
-        return std::tie(frame_w, frame_h, templ_w, templ_h, roi_w, roi_h, templates, roi_step) <
-               std::tie(o.frame_w, o.frame_h, o.templ_w, o.templ_h, o.roi_w, o.roi_h, o.templates, o.roi_step);
+        return std::tie(device, templ_w, templ_h, positions, templates, shared_roi) <
+               std::tie(o.device, o.templ_w, o.templ_h, o.positions, o.templates, o.shared_roi);
     }
 };
 
+int side_bucket(int v) {
+    for (int b : {4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192})
+        if (v <= b) return b;
+    return 256;
+}
+
+int half_octave(double v) { return static_cast<int>(std::floor(2.0 * std::log2(std::max(1.0, v)))); }
+
 ShapeKey key_of(const NccProblem& p) {
-    return {p.frame.width,  p.frame.height, p.templ.width, p.templ.height,
-            p.roi.width,    p.roi.height,   p.templates,   p.templates > 1 ? p.template_roi_step : 0};
+    int device = 0;
+    cudaGetDevice(&device);
+    const Size o = p.out_size();
+    return {device,
+            side_bucket(p.templ.width),
+            side_bucket(p.templ.height),
+            half_octave(static_cast<double>(o.width) * o.height * p.templates),
+            half_octave(p.templates),
+            p.templates > 1 && p.template_roi_step == 0};
+}
+
+// The winners of every Auto in the process: timed once per bucket, bounded in size.
+class WinnerCache {
+public:
+    std::string find(const ShapeKey& k) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto it = winners_.find(k);
+        return it == winners_.end() ? std::string() : it->second;
+    }
+    void store(const ShapeKey& k, const std::string& name) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (winners_.size() >= kMaxBuckets) winners_.clear();  // a fresh timing round is cheap
+        winners_[k] = name;
+    }
+    bool uses(const std::string& name) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const auto& [key, winner] : winners_)
+            if (winner == name) return true;
+        return false;
+    }
+
+private:
+    static constexpr std::size_t kMaxBuckets = 4096;
+    mutable std::mutex mutex_;
+    std::map<ShapeKey, std::string> winners_;
+};
+
+WinnerCache& winner_cache() {
+    static WinnerCache cache;
+    return cache;
 }
 
 bool is_candidate(const KernelEntry& e) {
@@ -101,8 +152,9 @@ public:
         if (templ_generation_ == 0) throw std::invalid_argument("auto: no template was set");
         std::string name = forced_;
         if (name.empty()) {
-            const auto it = winners_.find(key_of(p));
-            name = it != winners_.end() ? it->second : time_candidates(frame, p, out, stream);
+            name = winner_cache().find(key_of(p));
+            // A bucket's winner may refuse this exact shape (a size limit inside the bucket).
+            if (name.empty() || !instance(name).corr->supports(p, nullptr)) name = time_candidates(frame, p, out, stream);
         }
         Instance& inst = instance(name);
         sync_template(inst, stream);
@@ -132,8 +184,7 @@ public:
 
     std::string choice(const NccProblem& p) const override {
         if (!forced_.empty()) return forced_;
-        const auto it = winners_.find(key_of(p));
-        return it != winners_.end() ? it->second : std::string();
+        return winner_cache().find(key_of(p));
     }
 
     std::string last_timings() const override { return last_timings_; }
@@ -157,12 +208,7 @@ private:
         return it->second;
     }
 
-    bool in_use(const std::string& name) const {
-        if (name == forced_) return true;
-        for (const auto& [key, winner] : winners_)
-            if (winner == name) return true;
-        return false;
-    }
+    bool in_use(const std::string& name) const { return name == forced_ || winner_cache().uses(name); }
 
     void sync_template(Instance& inst, Stream stream) {
         if (inst.templ_generation == templ_generation_) return;
@@ -217,7 +263,7 @@ private:
         std::stable_sort(times.begin(), times.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
         const std::string winner = times.front().second;
-        winners_[key_of(p)] = winner;
+        winner_cache().store(key_of(p), winner);
 
         last_timings_.clear();
         for (const auto& [ms, name] : times) {
@@ -244,7 +290,6 @@ private:
 
     KernelInfo info_{"auto", Device::kCuda, ""};
     mutable std::map<std::string, Instance> instances_;
-    std::map<ShapeKey, std::string> winners_;
     std::string forced_, forced_error_, last_, last_timings_;
     TemplateUpload templ_;  // the last template, re-set on every kernel that has not seen it
     std::uint64_t templ_generation_ = 0;
