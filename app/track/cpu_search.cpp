@@ -26,12 +26,14 @@ public:
     Stream stream() const override { return nullptr; }
     std::string kernel_summary() const override { return summary_; }
     int launches() const override { return launches_; }
+    long positions() const override { return positions_; }
     void set_keep_maps(bool host, bool) override { keep_maps_ = host; }
 
     double begin_frame(ImageView frame) override {
         if (frame.space != MemorySpace::kHost)
             throw std::runtime_error("kernel " + kernel_ + " runs on the CPU and needs frames in host memory");
         pyramid_.reset(frame);
+        frame_size_ = frame.size();
         return 0;
     }
 
@@ -42,6 +44,7 @@ public:
         if (maps.size() < requests.size()) maps.resize(requests.size());
         map_sizes_[pass].resize(requests.size());
         launches_ = 0;
+        positions_ = 0;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const SearchRequest& r = requests[i];
             auto t0 = std::chrono::steady_clock::now();
@@ -61,6 +64,7 @@ public:
             corr.run(patch, p, map, nullptr);
             ++launches_;
             map_sizes_[pass][i] = o;
+            positions_ += o.area();
             times->correlate_ms += ms_since(t0);
 
             t0 = std::chrono::steady_clock::now();
@@ -86,9 +90,7 @@ public:
         samples_.resize(total);
         for (std::size_t i = 0; i < patches.size(); ++i) {
             const SearchRequest& r = patches[i];
-            const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
-            sample_patch(pyramid_.level(ls.level), ls.ox, ls.oy, ls.scale, r.patch, samples_.data() + sample_offsets_[i],
-                         static_cast<std::size_t>(r.patch.width), scratch_);
+            sample(r, samples_.data() + sample_offsets_[i]);
         }
     }
     const std::uint8_t* sampled(std::size_t i) override { return samples_.data() + sample_offsets_.at(i); }
@@ -103,9 +105,13 @@ private:
 
     void sample_into(const SearchRequest& r, std::vector<std::uint8_t>& out) {
         out.resize(static_cast<std::size_t>(r.patch.width) * r.patch.height);
+        sample(r, out.data());
+    }
+    void sample(const SearchRequest& r, std::uint8_t* out) {
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
-        sample_patch(pyramid_.level(ls.level), ls.ox, ls.oy, ls.scale, r.patch, out.data(),
-                     static_cast<std::size_t>(r.patch.width), scratch_);
+        const Size level_size = pyramid_level_size(frame_size_, ls.level);
+        const ImageView level = pyramid_.level(ls.level, level_region(ls, r.patch, level_size));
+        sample_patch(level, ls.ox, ls.oy, ls.scale, r.patch, out, static_cast<std::size_t>(r.patch.width), scratch_);
     }
 
     Correlator& correlator(const TemplateRef& t) {
@@ -125,6 +131,7 @@ private:
 
     std::string kernel_, summary_;
     HostPyramid pyramid_;
+    Size frame_size_;
     ResampleScratch scratch_;
     std::vector<std::uint8_t> patch_;
     std::unordered_map<std::uint64_t, Cached> correlators_;
@@ -135,6 +142,7 @@ private:
     std::vector<std::size_t> sample_offsets_;
     bool keep_maps_ = true;
     int launches_ = 0;
+    long positions_ = 0;
 };
 
 }  // namespace

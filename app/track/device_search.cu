@@ -2,6 +2,7 @@
 // every float and double expression rounds exactly as resample.cpp and tracker.cpp do on the
 // host (no FMA contraction there either), so the GPU path tracks bit-identically.
 #include "app/track/device_search.h"
+#include "app/track/resample.h"  // round_to_u8
 
 #include <cuda_runtime.h>
 
@@ -70,7 +71,7 @@ __global__ void sample_patches_kernel(DeviceLevels levels, SampleBatch batch, st
         const int xa = clampi(x0, 0, src_w - 1), xb = clampi(x0 + 1, 0, src_w - 1);
         const float top = r0[xa] + fx * (r0[xb] - r0[xa]);
         const float bottom = r1[xa] + fx * (r1[xb] - r1[xa]);
-        *dst = static_cast<std::uint8_t>(lroundf(top + fy * (bottom - top)));
+        *dst = round_to_u8(top + fy * (bottom - top));
         return;
     }
     // Area averaging: the host filters rows horizontally, then columns; the same sums in the
@@ -89,8 +90,7 @@ __global__ void sample_patches_kernel(DeviceLevels levels, SampleBatch batch, st
         for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
         acc += area_weight(ay, by, s, j) * h;
     }
-    const long r = lroundf(acc);
-    *dst = static_cast<std::uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+    *dst = round_to_u8(acc);
 }
 
 struct PeakBatch {

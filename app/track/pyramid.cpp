@@ -1,5 +1,8 @@
 #include "app/track/pyramid.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace corrtrack {
 
 LevelSample level_sample(double ox, double oy, double scale) {
@@ -19,40 +22,72 @@ Size pyramid_level_size(Size frame, int level) {
     return s;
 }
 
-void halve_image(ImageView src, std::uint8_t* dst, std::size_t dst_pitch) {
+void halve_image(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region) {
     const Size out = pyramid_level_size(src.size(), 1);
-    for (int j = 0; j < out.height; ++j) {
-        const std::uint8_t* r0 = src.row(2 * j);
-        const std::uint8_t* r1 = src.row(2 * j + 1 < src.height ? 2 * j + 1 : 2 * j);
-        std::uint8_t* d = dst + static_cast<std::size_t>(j) * dst_pitch;
-        const int pairs = src.width / 2;
-        for (int i = 0; i < pairs; ++i)
+    if (region.width <= 0 || region.height <= 0) region = {0, 0, out.width, out.height};
+    // Columns whose 2x2 block lies inside the source take the plain loop (vectorised); an odd
+    // width's last column repeats its source column.
+    const int pairs = src.width / 2;
+    const int end = region.x + region.width, plain_end = std::min(end, pairs);
+    for (int j = region.y; j < region.y + region.height; ++j) {
+        const std::uint8_t* __restrict r0 = src.row(2 * j);
+        const std::uint8_t* __restrict r1 = src.row(2 * j + 1 < src.height ? 2 * j + 1 : 2 * j);
+        std::uint8_t* __restrict d = dst + static_cast<std::size_t>(j) * dst_pitch;
+        for (int i = region.x; i < plain_end; ++i)
             d[i] = static_cast<std::uint8_t>((r0[2 * i] + r0[2 * i + 1] + r1[2 * i] + r1[2 * i + 1] + 2) >> 2);
-        if (pairs < out.width) {  // odd width: the last column repeats
+        for (int i = std::max(region.x, pairs); i < end; ++i) {
             const int x = src.width - 1;
-            d[pairs] = static_cast<std::uint8_t>((2 * r0[x] + 2 * r1[x] + 2) >> 2);
+            d[i] = static_cast<std::uint8_t>((2 * r0[x] + 2 * r1[x] + 2) >> 2);
         }
     }
 }
 
-void HostPyramid::reset(ImageView frame) {
-    base_ = frame;
-    built_ = 0;
+Rect level_region(const LevelSample& s, Size patch, Size level) {
+    const int x0 = std::max(0, static_cast<int>(std::floor(s.ox)) - 1);
+    const int y0 = std::max(0, static_cast<int>(std::floor(s.oy)) - 1);
+    const int x1 = std::min(level.width, static_cast<int>(std::ceil(s.ox + patch.width * s.scale)) + 2);
+    const int y1 = std::min(level.height, static_cast<int>(std::ceil(s.oy + patch.height * s.scale)) + 2);
+    // A patch wholly outside gives an empty rectangle; HostPyramid::level clamps it to the
+    // border pixels that replication reads.
+    return {x0, y0, x1 - x0, y1 - y0};
 }
 
-ImageView HostPyramid::level(int k) {
-    if (k <= 0) return base_;
-    if (k >= kMaxPyramidLevels) k = kMaxPyramidLevels - 1;
-    while (built_ < k) {
-        const ImageView src = built_ == 0 ? base_ : level(built_);
-        const Size out = pyramid_level_size(base_.size(), built_ + 1);
-        std::vector<std::uint8_t>& buf = storage_[built_ + 1];
-        buf.resize(static_cast<std::size_t>(out.width) * out.height);  // keeps capacity
-        halve_image(src, buf.data(), static_cast<std::size_t>(out.width));
-        ++built_;
-    }
+void HostPyramid::reset(ImageView frame) {
+    base_ = frame;
+    for (Rect& r : built_) r = {};
+}
+
+ImageView HostPyramid::view(int k) const {
+    if (k == 0) return base_;
     const Size s = pyramid_level_size(base_.size(), k);
     return {storage_[k].data(), s.width, s.height, static_cast<std::size_t>(s.width), MemorySpace::kHost};
+}
+
+ImageView HostPyramid::level(int k, Rect need) {
+    k = std::clamp(k, 0, kMaxPyramidLevels - 1);
+    if (k == 0) return base_;
+    const Size size = pyramid_level_size(base_.size(), k);
+    // Clip to the level; grow the valid region to cover it (as one rectangle).
+    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
+    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
+    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
+    Rect& have = built_[k];
+    if (have.width > 0 && x0 >= have.x && y0 >= have.y && x1 <= have.x + have.width && y1 <= have.y + have.height)
+        return view(k);
+    Rect grow{x0, y0, x1 - x0, y1 - y0};
+    if (have.width > 0) {
+        const int gx1 = std::max(x1, have.x + have.width), gy1 = std::max(y1, have.y + have.height);
+        grow.x = std::min(x0, have.x);
+        grow.y = std::min(y0, have.y);
+        grow.width = gx1 - grow.x;
+        grow.height = gy1 - grow.y;
+    }
+    const ImageView src = level(k - 1, {2 * grow.x, 2 * grow.y, 2 * grow.width, 2 * grow.height});
+    std::vector<std::uint8_t>& buf = storage_[k];
+    buf.resize(static_cast<std::size_t>(size.width) * size.height);  // keeps capacity
+    halve_image(src, buf.data(), static_cast<std::size_t>(size.width), grow);
+    have = grow;
+    return view(k);
 }
 
 }  // namespace corrtrack

@@ -25,19 +25,27 @@ LevelSample level_sample(double ox, double oy, double scale);
 
 Size pyramid_level_size(Size frame, int level);
 
-// dst(i, j) = (sum of src's 2x2 block at (2i, 2j), edge pixels repeated + 2) >> 2.
-void halve_image(ImageView src, std::uint8_t* dst, std::size_t dst_pitch);
+// dst(i, j) = (sum of src's 2x2 block at (2i, 2j), edge pixels repeated + 2) >> 2, for the
+// output pixels in `region` (all of them when it is empty); dst is the whole level's buffer.
+void halve_image(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region = {});
+
+// The pixels of a level that sampling a patch reads (with a pixel of margin), clipped to it.
+// Border replication reads only edge pixels, which HostPyramid::level always includes.
+Rect level_region(const LevelSample& s, Size patch, Size level_size);
 
 class HostPyramid {
 public:
-    // Level 0 is `frame` itself (not copied; it must outlive the use); deeper levels are
-    // built on first use and kept until the next reset.
+    // Level 0 is `frame` itself (not copied; it must outlive the use). Deeper levels are
+    // built where they are asked for, and kept until the next reset: a small target in a
+    // large frame costs a small region, not the whole level.
     void reset(ImageView frame);
-    ImageView level(int k);
+    // Level k, valid at least inside `need` (level coordinates, clipped to the level).
+    ImageView level(int k, Rect need);
 
 private:
+    ImageView view(int k) const;
     ImageView base_;
-    int built_ = 0;  // levels 1..built_ are valid
+    Rect built_[kMaxPyramidLevels];  // the valid region of each level this frame
     std::vector<std::uint8_t> storage_[kMaxPyramidLevels];
 };
 

@@ -20,7 +20,19 @@ void copy_integer(ImageView src, int ox, int oy, Size out, std::uint8_t* dst, st
     }
 }
 
-void bilinear(ImageView src, double ox, double oy, double s, Size out, std::uint8_t* dst, std::size_t pitch) {
+void bilinear(ImageView src, double ox, double oy, double s, Size out, std::uint8_t* dst, std::size_t pitch,
+              ResampleScratch& sc) {
+    // The column positions are the same for every row: computed once.
+    sc.bx0.resize(out.width);
+    sc.bx1.resize(out.width);
+    sc.bfx.resize(out.width);
+    for (int u = 0; u < out.width; ++u) {
+        const double sx = ox + (u + 0.5) * s - 0.5;
+        const int x0 = static_cast<int>(std::floor(sx));
+        sc.bfx[u] = static_cast<float>(sx - x0);
+        sc.bx0[u] = clampi(x0, 0, src.width - 1);
+        sc.bx1[u] = clampi(x0 + 1, 0, src.width - 1);
+    }
     for (int v = 0; v < out.height; ++v) {
         const double sy = oy + (v + 0.5) * s - 0.5;
         const int y0 = static_cast<int>(std::floor(sy));
@@ -29,13 +41,11 @@ void bilinear(ImageView src, double ox, double oy, double s, Size out, std::uint
         const std::uint8_t* r1 = src.row(clampi(y0 + 1, 0, src.height - 1));
         std::uint8_t* d = dst + v * pitch;
         for (int u = 0; u < out.width; ++u) {
-            const double sx = ox + (u + 0.5) * s - 0.5;
-            const int x0 = static_cast<int>(std::floor(sx));
-            const float fx = static_cast<float>(sx - x0);
-            const int xa = clampi(x0, 0, src.width - 1), xb = clampi(x0 + 1, 0, src.width - 1);
+            const int xa = sc.bx0[u], xb = sc.bx1[u];
+            const float fx = sc.bfx[u];
             const float top = r0[xa] + fx * (r0[xb] - r0[xa]);
             const float bottom = r1[xa] + fx * (r1[xb] - r1[xa]);
-            d[u] = static_cast<std::uint8_t>(std::lround(top + fy * (bottom - top)));
+            d[u] = round_to_u8(top + fy * (bottom - top));
         }
     }
 }
@@ -68,6 +78,11 @@ void area(ImageView src, double ox, double oy, double s, Size out, std::uint8_t*
     std::vector<float>& row_weights = sc.row_weights;
     area_weights(ox, s, out.width, sc.col_first, sc.col_count, sc.col_weights);
     area_weights(oy, s, out.height, row_first, row_count, row_weights);
+    // Source column of every tap, clamped once (border replication).
+    sc.col_index.resize(static_cast<std::size_t>(out.width) * span);
+    for (int u = 0; u < out.width; ++u)
+        for (int i = 0; i < span; ++i)
+            sc.col_index[static_cast<std::size_t>(u) * span + i] = clampi(sc.col_first[u] + i, 0, src.width - 1);
     const int src_row0 = row_first.front();
     const int src_rows = row_first.back() + row_count.back() - src_row0;
     sc.rows.resize(static_cast<std::size_t>(src_rows) * out.width);
@@ -76,20 +91,24 @@ void area(ImageView src, double ox, double oy, double s, Size out, std::uint8_t*
         float* h = &sc.rows[static_cast<std::size_t>(r) * out.width];
         for (int u = 0; u < out.width; ++u) {
             const float* w = &sc.col_weights[static_cast<std::size_t>(u) * span];
+            const int* idx = &sc.col_index[static_cast<std::size_t>(u) * span];
             float acc = 0;
-            for (int i = 0; i < sc.col_count[u]; ++i) acc += w[i] * row[clampi(sc.col_first[u] + i, 0, src.width - 1)];
+            for (int i = 0; i < sc.col_count[u]; ++i) acc += w[i] * row[idx[i]];
             h[u] = acc;
         }
     }
+    // Column sums a row of outputs at a time (each output still adds its taps in order).
+    sc.acc.resize(out.width);
     for (int v = 0; v < out.height; ++v) {
         const float* w = &row_weights[static_cast<std::size_t>(v) * span];
-        std::uint8_t* d = dst + v * pitch;
-        for (int u = 0; u < out.width; ++u) {
-            float acc = 0;
-            for (int j = 0; j < row_count[v]; ++j)
-                acc += w[j] * sc.rows[static_cast<std::size_t>(row_first[v] - src_row0 + j) * out.width + u];
-            d[u] = static_cast<std::uint8_t>(std::clamp(std::lround(acc), 0L, 255L));
+        std::fill(sc.acc.begin(), sc.acc.end(), 0.0f);
+        for (int j = 0; j < row_count[v]; ++j) {
+            const float* h = &sc.rows[static_cast<std::size_t>(row_first[v] - src_row0 + j) * out.width];
+            const float wj = w[j];
+            for (int u = 0; u < out.width; ++u) sc.acc[u] += wj * h[u];
         }
+        std::uint8_t* d = dst + v * pitch;
+        for (int u = 0; u < out.width; ++u) d[u] = round_to_u8(sc.acc[u]);
     }
 }
 
@@ -102,7 +121,7 @@ void sample_patch(ImageView src, double ox, double oy, double scale, Size out_si
     if (scale == 1.0 && integer_origin)
         copy_integer(src, static_cast<int>(ox), static_cast<int>(oy), out_size, out, out_pitch);
     else if (scale <= 1.25)
-        bilinear(src, ox, oy, scale, out_size, out, out_pitch);
+        bilinear(src, ox, oy, scale, out_size, out, out_pitch, scratch);
     else
         area(src, ox, oy, scale, out_size, out, out_pitch, scratch);
 }

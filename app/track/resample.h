@@ -7,13 +7,27 @@
 #include <vector>
 
 #include "corrtrack/image.h"
+#include "corrtrack/ncc_math.h"  // CORRTRACK_HD
 
 namespace corrtrack {
 
+// lroundf clamped to 0..255, without the library call: the host sampler and the device's
+// (device_search.cu) both round through this, so they agree bit for bit.
+CORRTRACK_HD std::uint8_t round_to_u8(float v) {
+    if (!(v > 0.0f)) return 0;
+    if (v >= 255.0f) return 255;
+    const int i = static_cast<int>(v);  // floor, v > 0; v - i is exact
+    return static_cast<std::uint8_t>(i + (v - static_cast<float>(i) >= 0.5f ? 1 : 0));
+}
+
 struct ResampleScratch {
+    std::vector<int> bx0, bx1;             // bilinear: per output column, the two source columns
+    std::vector<float> bfx;                // ... and the weight of the second
     std::vector<float> rows;               // horizontally filtered source rows
     std::vector<int> col_first, col_count; // per output column: first source column, count
     std::vector<float> col_weights;        // flattened weights
+    std::vector<int> col_index;            // per output column and tap: the clamped source column
+    std::vector<float> acc;                // one output row's column sums
     std::vector<int> row_first, row_count; // the same for output rows
     std::vector<float> row_weights;
 };
