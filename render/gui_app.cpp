@@ -883,6 +883,8 @@ void GuiApp::video_area(ImVec2 pos, ImVec2 size) {
         o.id = t.id;
         o.box = t.result.box;
         o.lost = t.result.lost;
+        o.redetected = t.result.redetected;
+        o.confidence = t.result.confidence;
         o.selected = t.id == selected_ && targets_.size() > 1;
         o.score = t.result.score;
         if (t.updated) {

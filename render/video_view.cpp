@@ -93,8 +93,14 @@ void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame,
         const ImVec2 p0 = lb.to_screen(t.box.x, t.box.y), p1 = lb.to_screen(t.box.x + t.box.width, t.box.y + t.box.height);
         dl->AddRect(p0, p1, c, 0, 0, t.selected ? 3.0f : 2.0f);
         if (style.show_labels) {
-            char label[48];
-            std::snprintf(label, sizeof label, t.lost ? "#%d lost" : "#%d  %.2f", t.id, t.score);
+            // The tracker's state: tracking (NCC and PSR), re-found this frame, or lost and
+            // searching the frame.
+            char label[64];
+            if (t.lost)
+                std::snprintf(label, sizeof label, "#%d lost, searching", t.id);
+            else
+                std::snprintf(label, sizeof label, "#%d%s %.2f psr %.1f", t.id, t.redetected ? " re-found" : "", t.score,
+                              t.confidence);
             const ImVec2 ts = ImGui::CalcTextSize(label);
             const ImVec2 at{p0.x, std::max(f0.y, p0.y - ts.y - 4)};
             dl->AddRectFilled(at, {at.x + ts.x + 8, at.y + ts.y + 2}, IM_COL32(0, 0, 0, 160), 2);

@@ -42,8 +42,10 @@ struct TargetOverlay {
     int id = 0;
     BoxF box;
     bool lost = false;
+    bool redetected = false;            // the frame was searched for it (lost, or just re-found)
     bool selected = false;
     float score = 0;
+    float confidence = 0;               // peak-to-sidelobe ratio
     BoxF search;                        // last_map_region(); width 0 before the first update
     const HeatmapSink* heat = nullptr;  // nullptr or empty: no map yet
 };

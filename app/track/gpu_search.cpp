@@ -58,6 +58,7 @@ public:
     Stream stream() const override { return stream_; }
     std::string kernel_summary() const override { return probe_->info().summary; }
     int launches() const override { return launches_; }
+    long positions() const override { return positions_; }
     void set_keep_maps(bool host, bool device) override {
         keep_maps_ = host;
         keep_device_maps_ = device;
@@ -168,6 +169,7 @@ private:
     std::vector<PeakItem> peak_items_;
     bool keep_maps_ = true, keep_device_maps_ = false;
     int launches_ = 0;
+    long positions_ = 0;
 };
 
 void GpuSearch::build_levels(int deepest) {
@@ -204,6 +206,7 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
     hits.resize(requests.size());
     items.clear();
     launches_ = 0;
+    positions_ = 0;
     if (requests.empty()) return;
     // Lay the patches out in the atlas grouped by template size, so that each group's patches
     // are consecutive: one batched launch per group. (Ties keep the request order.)
@@ -228,6 +231,7 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
         rows += r.patch.height;
         width = std::max(width, r.patch.width);
         floats += static_cast<std::size_t>(it.out.width) * it.out.height;
+        positions_ += it.out.area();
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
         deepest = std::max(deepest, ls.level);
         sample_items_.push_back({ls.ox, ls.oy, ls.scale, r.patch.width, r.patch.height, ls.level, 0, 0});

@@ -23,13 +23,20 @@ struct TrackerOptions {
     double blend_rate = 0.08;       // weight of the new appearance in a blend update
     int keyframe_interval = 25;     // frames between keyframe updates and memory snapshots
     double update_min_score = 0.8;  // update the template only when this sure
+    double update_min_psr = 0.0;    // ... and when the peak stands out this much (PSR)
+    double update_psr_ratio = 0.0;  // ... and PSR and NCC are at least these shares of this
+    double update_score_ratio = 0.0;  // target's usual ones (running means of sure matches)
     double lost_score = 0.3;        // below this the target counts as lost
+    double lost_psr = 0.0;          // ... and below this peak-to-sidelobe ratio
+    double lost_psr_ratio = 0.0;    // ... or below this share of its usual PSR
     double recover_score = 0.5;     // a re-detection must reach this to resume tracking
+    double recover_psr = 0.0;       // ... and stand out this much (PSR)
     int scales = 3;                 // scales searched per frame (1 = none)
     double scale_step = 1.04;       // ratio between neighbouring scales
     double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
     double scale_rate = 0.5;        // share of a frame's scale pick applied (smooths noise)
     bool scale_fit = false;         // sub-step scale estimate (parabola over neighbouring steps)
+    double scale_min_psr = 0.0;     // follow scale picks only from peaks this distinct (PSR)
     double anchor = 0.0;            // weight of the first frame's appearance kept in the
                                     // working template, against drift from blend updates
     double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing

@@ -62,8 +62,9 @@ public:
     virtual const std::uint8_t* sampled(std::size_t i) = 0;
     // The template with this key is gone: drop whatever was cached for it.
     virtual void forget(std::uint64_t key) = 0;
-    // Correlation launches of the last search (for the batching measurements).
+    // Correlation launches and map positions of the last search (batching and budget checks).
     virtual int launches() const = 0;
+    virtual long positions() const = 0;
     virtual void set_keep_maps(bool host, bool device) = 0;
 };
 

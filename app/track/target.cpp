@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "corrtrack/peak.h"
 
@@ -113,7 +114,8 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
 void Target::plan_track(const TrackerOptions& o, Size, std::vector<SearchRequest>& out) {
     planned_.clear();
     planned_first_ = out.size();
-    if (lost_) return;
+    // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
+    // hidden for a while is picked up again there, while the re-detection looks further.
     const double px = cx_ + vx_, py = cy_ + vy_;
     const int longer = std::max(templ_size_.width, templ_size_.height);
     const int margin = std::max(8, static_cast<int>(std::lround(longer * (o.search_factor - 1) / 2)));
@@ -148,9 +150,12 @@ Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, c
 void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request) {
     const int half = o.scales / 2;
     step_ranked_.assign(2 * half + 1, -2.0f);
+    short_ = long_ = Candidate{};
     for (std::size_t i = 0; i < planned_.size(); ++i) {
         const Candidate c = candidate(o, planned_[i], hits[i], first_request + i);
         if (c.ranked > best_.ranked) best_ = c;
+        Candidate& kind = c.templ == 0 ? short_ : long_;
+        if (c.ranked > kind.ranked) kind = c;
         if (planned_[i].templ == 0) step_ranked_[planned_[i].step + half] = hits[i].ranked;
     }
     if (!planned_.empty()) {
@@ -158,7 +163,9 @@ void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::si
         chosen_request_ = best_.request;
         chosen_region_ = best_.region;
     }
-    redetect_ = lost_ || !(best_.score >= o.lost_score);
+    weak_ = !(best_.score >= o.lost_score && best_.psr >= o.lost_psr &&
+              (!(psr_mean_ > 0) || best_.psr >= o.lost_psr_ratio * psr_mean_));
+    redetect_ = lost_ || weak_;
 }
 
 void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
@@ -206,11 +213,14 @@ void Target::take_redetect(const TrackerOptions& o, const RankedPeak* hits, std:
         if (c.ranked > slot.ranked) slot = c;
     }
     const double reach = std::max(templ_size_.width, templ_size_.height) * scale_ / 2;
+    auto apart = [&](const Candidate& a, const Candidate& b) { return std::hypot(a.cx - b.cx, a.cy - b.cy) > reach; };
     auto leads = [&](const Candidate& c) {
-        // A re-detection must beat its runner-up in the same map, and a far one in another.
-        const bool far_elsewhere = std::hypot(far.cx - c.cx, far.cy - c.cy) > reach;
-        const float rival = std::max(c.second, far_elsewhere && &c != &far ? far.score : -2.0f);
-        return c.score >= o.recover_score && c.score - rival >= o.redetect_margin;
+        // A re-detection must beat its runner-up in the same map, a far one in another, and
+        // the local search's candidate when it lies elsewhere.
+        float rival = c.second;
+        if (&c != &far && apart(far, c)) rival = std::max(rival, far.score);
+        if (best_.templ >= 0 && apart(best_, c)) rival = std::max(rival, best_.score);
+        return c.score >= o.recover_score && c.psr >= o.recover_psr && c.score - rival >= o.redetect_margin;
     };
     if (has_lead_ && leads(near)) {
         lead_x_ = near.cx;
@@ -250,17 +260,16 @@ void Target::set_box() {
 
 bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
     const bool recovered = redetect_ && has_lead_ && lead_count_ >= o.redetect_confirm;
-    const Candidate* chosen = nullptr;
-    if (!redetect_) {
-        chosen = &best_;
+    const Candidate* chosen = &best_;
+    if (!weak_) {  // a sure local match: follow it, its velocity and its scale
         const double dx = best_.cx - cx_, dy = best_.cy - cy_;
         vx_ += o.velocity_gain * (dx - vx_);
         vy_ += o.velocity_gain * (dy - vy_);
         cx_ = best_.cx;
         cy_ = best_.cy;
         // Only the working template is searched over scales; follow its pick part of the way.
-        double pick = best_.templ == 0 ? best_.scale : scale_;
-        if (o.scale_fit && best_.templ == 0) {
+        double pick = best_.templ == 0 && best_.psr >= o.scale_min_psr ? best_.scale : scale_;
+        if (o.scale_fit && best_.templ == 0 && best_.psr >= o.scale_min_psr) {
             // The vertex of a parabola through the best step and its neighbours: a step that
             // barely wins moves the scale a little, not a whole step.
             const int half = o.scales / 2, k = best_.step + half;
@@ -271,7 +280,9 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
         }
         scale_ *= 1.0 + o.scale_rate * (pick / scale_ - 1.0);
         lost_ = false;
-    } else if (recovered) {
+        has_lead_ = false;
+        lead_count_ = 0;
+    } else if (recovered) {  // a re-detection that held for long enough: resume there
         chosen = &redetected_;
         cx_ = lead_x_;
         cy_ = lead_y_;
@@ -279,13 +290,21 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
         lost_ = false;
         has_lead_ = false;
         lead_count_ = 0;
-    } else {
+    } else {  // unsure: follow a fair local match without learning from it, else hold
         lost_ = true;
         vx_ = vy_ = 0;
-        chosen = redetected_.score > best_.score ? &redetected_ : &best_;
+        if (best_.score >= o.lost_score) {
+            cx_ = best_.cx;
+            cy_ = best_.cy;
+        }
     }
     clamp_to_frame(frame);
     set_box();
+    if (std::getenv("CORRTRACK_TRACE"))
+        std::fprintf(stderr, "T %ld S %.1f %.1f %.3f %.3f %.2f L %.1f %.1f %.3f %d R %.1f %.1f %.3f lost %d lead %d box %.1f %.1f %.1f %.1f\n",
+                     frames_, short_.cx, short_.cy, short_.scale, short_.score, short_.psr, long_.cx, long_.cy, long_.score,
+                     long_.templ, redetected_.cx, redetected_.cy, redetected_.score, lost_, lead_count_, box_.x, box_.y,
+                     box_.width, box_.height);
     result_ = TrackResult{};
     result_.id = id_;
     result_.box = box_;
@@ -297,7 +316,16 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
     result_.redetected = redetect_;
     if (lost_) return false;
 
-    const bool sure = chosen->score >= o.update_min_score;
+    // Sure enough to learn from: absolute floors, and (ratios > 0) not far below what this
+    // target's confident matches usually score; some targets never stand out much.
+    const bool typical = !(psr_mean_ > 0) || (chosen->psr >= o.update_psr_ratio * psr_mean_ &&
+                                              chosen->score >= o.update_score_ratio * score_mean_);
+    const bool sure = chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr && typical;
+    if (sure) {
+        const double a = psr_mean_ > 0 ? 0.1 : 1.0;
+        psr_mean_ += a * (chosen->psr - psr_mean_);
+        score_mean_ += a * (chosen->score - score_mean_);
+    }
     update_due_ = sure && (o.update == UpdatePolicy::kBlend ||
                            (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
     snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;

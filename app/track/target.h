@@ -107,8 +107,11 @@ private:
     std::vector<Planned> planned_;
     std::size_t planned_first_ = 0;   // planned_[0]'s index among the pass's requests
     Candidate best_;                  // best tracking candidate
+    Candidate short_, long_;          // best of the working template, of the memory
     std::vector<float> step_ranked_;  // the working template's best ranked NCC per scale step
     Candidate redetected_;            // best re-detection candidate
+    double psr_mean_ = 0, score_mean_ = 0;  // of the matches learnt from (running means)
+    bool weak_ = false;               // the local match is not sure enough to follow
     bool redetect_ = false;
     int chosen_pass_ = -1;
     std::size_t chosen_request_ = 0;

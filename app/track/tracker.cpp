@@ -47,6 +47,7 @@ struct MultiTracker::Impl {
     std::vector<TargetId> sample_owner;      // whose patch samples[i] is (applied next frame)
     bool samples_pending = false;
     int launches = 0;  // correlation launches of the last update
+    long positions = 0;  // map positions searched by the last update
 
     Target* find(TargetId id) const {
         for (const auto& t : targets)
@@ -120,6 +121,7 @@ bool MultiTracker::on_gpu() const {
 }
 Stream MultiTracker::stream() const { return impl_->backend ? impl_->backend->stream() : nullptr; }
 int MultiTracker::last_correlation_launches() const { return impl_->launches; }
+long MultiTracker::last_search_positions() const { return impl_->positions; }
 
 bool MultiTracker::set_kernel(const std::string& name, std::string* error) {
     Impl& m = *impl_;
@@ -209,6 +211,7 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
     }
     if (!m.requests.empty()) m.backend->search(0, m.requests, m.hits, &times);
     m.launches = m.requests.empty() ? 0 : m.backend->launches();
+    m.positions = m.requests.empty() ? 0 : m.backend->positions();
     for (std::size_t i = 0; i < m.targets.size(); ++i)
         m.targets[i]->take_track(o, m.hits.data() + m.first[i], m.first[i]);
 
@@ -222,6 +225,7 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
     if (!m.requests.empty()) {
         m.backend->search(1, m.requests, m.hits, &times);
         m.launches += m.backend->launches();
+        m.positions += m.backend->positions();
         for (std::size_t i = 0; i < m.targets.size(); ++i)
             if (m.targets[i]->wants_redetect()) m.targets[i]->take_redetect(o, m.hits.data() + m.first[i], m.first[i]);
     }

@@ -65,6 +65,8 @@ public:
     BoxF box(TargetId id) const;
     // Kernel launches of the last update (correlation only), for the batching measurements.
     int last_correlation_launches() const;
+    // Map positions searched by the last update, all targets and passes (the work done).
+    long last_search_positions() const;
 
 private:
     struct Impl;

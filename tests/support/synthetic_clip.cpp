@@ -104,11 +104,17 @@ double SyntheticScene::pixel_average(const std::vector<Wave>& waves, double cu, 
 TruthBox SyntheticScene::box(int frame) const {
     const double t = frame;
     const double phase = kTwoPi * t / spec_.wobble_period;
+    // The centre moves as the unscaled box's would; the size scales about it.
+    const double cx = spec_.start_x + spec_.object_width / 2.0 + spec_.velocity_x * t +
+                      spec_.wobble_amplitude * std::sin(phase);
+    const double cy = spec_.start_y + spec_.object_height / 2.0 + spec_.velocity_y * t +
+                      spec_.wobble_amplitude * std::sin(phase + 1.3);
+    const double s = std::pow(spec_.scale_per_frame, t);
     TruthBox b;
-    b.x = spec_.start_x + spec_.velocity_x * t + spec_.wobble_amplitude * std::sin(phase);
-    b.y = spec_.start_y + spec_.velocity_y * t + spec_.wobble_amplitude * std::sin(phase + 1.3);
-    b.w = spec_.object_width;
-    b.h = spec_.object_height;
+    b.w = spec_.object_width * s;
+    b.h = spec_.object_height * s;
+    b.x = cx - b.w / 2;
+    b.y = cy - b.h / 2;
     return b;
 }
 
@@ -121,6 +127,9 @@ std::vector<TruthBox> SyntheticScene::boxes() const {
 void SyntheticScene::render(int frame, std::vector<std::uint8_t>& luma, bool noise) const {
     const int W = spec_.width, H = spec_.height;
     const TruthBox b = box(frame);
+    // Object-local texture coordinates: scaled with the object when it changes size.
+    const double inv = spec_.object_width / b.w;
+    const bool scaled = spec_.scale_per_frame != 1.0;
     const int x0 = std::max(0, static_cast<int>(std::floor(b.x)));
     const int y0 = std::max(0, static_cast<int>(std::floor(b.y)));
     const int x1 = std::min(W, static_cast<int>(std::ceil(b.x + b.w)));
@@ -133,9 +142,9 @@ void SyntheticScene::render(int frame, std::vector<std::uint8_t>& luma, bool noi
             double v = background_[static_cast<std::size_t>(y) * W + x];
             const bool fully_inside =
                 x >= b.x && x + 1 <= b.x + b.w && y >= b.y && y + 1 <= b.y + b.h;
-            if (fully_inside) {
+            if (fully_inside && !scaled) {
                 v = pixel_average(object_waves_, x + 0.5 - b.x, y + 0.5 - b.y);
-            } else if (x >= x0 && x < x1 && y >= y0 && y < y1) {  // on the object's edge
+            } else if (x >= x0 && x < x1 && y >= y0 && y < y1) {  // on the edge, or scaled
                 double sum = 0;
                 for (int sy = 0; sy < kSuper; ++sy) {
                     const double py = y + (sy + 0.5) / kSuper;
@@ -143,7 +152,7 @@ void SyntheticScene::render(int frame, std::vector<std::uint8_t>& luma, bool noi
                         const double px = x + (sx + 0.5) / kSuper;
                         const bool inside =
                             px >= b.x && px < b.x + b.w && py >= b.y && py < b.y + b.h;
-                        sum += inside ? texture(object_waves_, px - b.x, py - b.y)
+                        sum += inside ? texture(object_waves_, (px - b.x) * inv, (py - b.y) * inv)
                                       : texture(background_waves_, px, py);
                     }
                 }

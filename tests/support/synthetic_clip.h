@@ -28,6 +28,8 @@ struct SyntheticClipSpec {
     double velocity_x = 1.7, velocity_y = 0.9;  // pixels per frame
     double wobble_amplitude = 0.6;    // pixels: a sinusoid on top of the straight motion
     double wobble_period = 7.0;       // frames (not an integer ratio, so phases keep moving)
+    double scale_per_frame = 1.0;     // the object's size is multiplied by this every frame
+                                      // (about its centre, texture scaled with it)
     int crf = 0;                      // encoder quality: 0 is lossless x264 / finest JPEG
     std::string codec;                // empty: VideoWriter's default for the file name
 };
