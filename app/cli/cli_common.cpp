@@ -40,11 +40,7 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--update-min-psr", o.update_min_psr, "learn only when the peak's PSR reaches this")->capture_default_str();
     cmd.add_option("--lost-psr", o.lost_psr, "lost when the peak's PSR falls below this")->capture_default_str();
     cmd.add_option("--recover-psr", o.recover_psr, "a re-detection's PSR must reach this")->capture_default_str();
-    cmd.add_option("--scale-min-psr", o.scale_min_psr, "follow scale only from peaks this distinct")->capture_default_str();
-    cmd.add_option("--update-psr-ratio", o.update_psr_ratio, "learn only above this share of the usual PSR")->capture_default_str();
-    cmd.add_option("--update-score-ratio", o.update_score_ratio, "learn only above this share of the usual NCC")->capture_default_str();
-    cmd.add_option("--lost-psr-ratio", o.lost_psr_ratio, "lost below this share of the usual PSR")->capture_default_str();
-    cmd.add_option("--context", o.context, "template = box + this much background (1 none)")->capture_default_str();
+    cmd.add_option("--window-speed", o.window_speed, "window margin grows by this many frames of motion")->capture_default_str();
     cmd.add_option("--scale-fit", o.scale_fit, "sub-step scale estimate")->capture_default_str();
     cmd.add_option("--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)")->capture_default_str();
     cmd.add_option("--memory", o.memory, "templates kept besides the working one")->capture_default_str();

@@ -16,27 +16,23 @@ struct TrackerOptions {
     // Search window side = factor x the box's longer side (both axes), plus the motion
     // prediction's uncertainty: thin and fast targets stay inside it.
     double search_factor = 2.5;
+    double window_speed = 0.0;      // the window's margin also grows by this many frames of the
+                                    // target's recent speed (fast targets stay inside it)
     int max_template_side = 48;     // larger boxes are matched at a reduced scale
-    double context = 1.0;           // the template covers the box plus (context - 1) x the
-                                    // box's mean side of background (1: the box alone)
     UpdatePolicy update = UpdatePolicy::kBlend;
     double blend_rate = 0.08;       // weight of the new appearance in a blend update
     int keyframe_interval = 25;     // frames between keyframe updates and memory snapshots
     double update_min_score = 0.8;  // update the template only when this sure
-    double update_min_psr = 0.0;    // ... and when the peak stands out this much (PSR)
-    double update_psr_ratio = 0.0;  // ... and PSR and NCC are at least these shares of this
-    double update_score_ratio = 0.0;  // target's usual ones (running means of sure matches)
+    double update_min_psr = 3.0;    // ... and when the peak stands out this much (PSR)
     double lost_score = 0.3;        // below this the target counts as lost
-    double lost_psr = 0.0;          // ... and below this peak-to-sidelobe ratio
-    double lost_psr_ratio = 0.0;    // ... or below this share of its usual PSR
+    double lost_psr = 2.0;          // ... or below this peak-to-sidelobe ratio
     double recover_score = 0.5;     // a re-detection must reach this to resume tracking
-    double recover_psr = 0.0;       // ... and stand out this much (PSR)
+    double recover_psr = 3.0;       // ... and stand out this much (PSR)
     int scales = 3;                 // scales searched per frame (1 = none)
     double scale_step = 1.04;       // ratio between neighbouring scales
     double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
-    double scale_rate = 0.5;        // share of a frame's scale pick applied (smooths noise)
-    bool scale_fit = false;         // sub-step scale estimate (parabola over neighbouring steps)
-    double scale_min_psr = 0.0;     // follow scale picks only from peaks this distinct (PSR)
+    double scale_rate = 0.3;        // share of a frame's scale pick applied (smooths noise)
+    bool scale_fit = true;          // sub-step scale estimate (parabola over neighbouring steps)
     double anchor = 0.0;            // weight of the first frame's appearance kept in the
                                     // working template, against drift from blend updates
     double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
@@ -47,8 +43,8 @@ struct TrackerOptions {
                                     // all matched every frame (0: the first template only)
     int redetect_budget = -1;       // re-detection positions searched per frame (-1: the
                                     // backend decides; 0: the whole frame every frame)
-    int redetect_confirm = 1;       // frames a re-detection must repeat before it is taken
-    double redetect_margin = 0.0;   // NCC a re-detection must lead its runner-up by
+    int redetect_confirm = 3;       // frames a re-detection must repeat before it is taken
+    double redetect_margin = 0.05;  // NCC a re-detection must lead its runner-up by
     double min_box_side = 6;        // the box never shrinks below this (pixels)
     bool keep_maps = true;          // GPU path: bring the chosen maps to the host (heatmaps)
     bool keep_device_maps = false;  // GPU path: keep each target's chosen map on the device

@@ -10,19 +10,13 @@
 namespace corrtrack {
 
 Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame) : id_(id) {
-    // The template covers the box and a margin of background around it (options.context):
-    // the target's outline then lies inside the template, which pins its scale.
-    const double pad = (o.context - 1.0) * std::sqrt(box.width * box.height);
-    const double width = box.width + pad, height = box.height + pad;
-    inner_w_ = box.width / width;
-    inner_h_ = box.height / height;
-    scale_ = std::max(1.0, std::max(width, height) / o.max_template_side);
-    templ_size_ = {std::max(4, static_cast<int>(std::lround(width / scale_))),
-                   std::max(4, static_cast<int>(std::lround(height / scale_)))};
-    const double shorter = std::min(templ_size_.width * inner_w_, templ_size_.height * inner_h_);
+    scale_ = std::max(1.0, std::max(box.width, box.height) / o.max_template_side);
+    templ_size_ = {std::max(4, static_cast<int>(std::lround(box.width / scale_))),
+                   std::max(4, static_cast<int>(std::lround(box.height / scale_)))};
+    const double shorter = std::min(templ_size_.width, templ_size_.height);
     min_scale_ = std::min(scale_, o.min_box_side / shorter);
-    max_scale_ = std::max(scale_, std::min(frame.width / (templ_size_.width * inner_w_),
-                                           frame.height / (templ_size_.height * inner_h_)));
+    max_scale_ = std::max(scale_, std::min(static_cast<double>(frame.width) / templ_size_.width,
+                                           static_cast<double>(frame.height) / templ_size_.height));
     cx_ = box.cx();
     cy_ = box.cy();
     box_ = box;
@@ -111,15 +105,22 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
     out.push_back(r);
 }
 
+// The search patch: the template plus a margin on every side from the box's longer side
+// (a thin target moving sideways stays inside) and from its recent speed.
+Size Target::window(const TrackerOptions& o) const {
+    const int longer = std::max(templ_size_.width, templ_size_.height);
+    const double margin = longer * (o.search_factor - 1) / 2 + o.window_speed * speed_ / scale_;
+    const int m = std::max(8, static_cast<int>(std::lround(margin)));
+    return {templ_size_.width + 2 * m, templ_size_.height + 2 * m};
+}
+
 void Target::plan_track(const TrackerOptions& o, Size, std::vector<SearchRequest>& out) {
     planned_.clear();
     planned_first_ = out.size();
     // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
     // hidden for a while is picked up again there, while the re-detection looks further.
     const double px = cx_ + vx_, py = cy_ + vy_;
-    const int longer = std::max(templ_size_.width, templ_size_.height);
-    const int margin = std::max(8, static_cast<int>(std::lround(longer * (o.search_factor - 1) / 2)));
-    const Size patch{templ_size_.width + 2 * margin, templ_size_.height + 2 * margin};
+    const Size patch = window(o);
     const int half = o.scales / 2;
     for (int k = -half; k <= half; ++k)
         add_request(out, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
@@ -163,8 +164,7 @@ void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::si
         chosen_request_ = best_.request;
         chosen_region_ = best_.region;
     }
-    weak_ = !(best_.score >= o.lost_score && best_.psr >= o.lost_psr &&
-              (!(psr_mean_ > 0) || best_.psr >= o.lost_psr_ratio * psr_mean_));
+    weak_ = !(best_.score >= o.lost_score && best_.psr >= o.lost_psr);
     redetect_ = lost_ || weak_;
 }
 
@@ -174,9 +174,7 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
     const std::vector<const TemplateSlot*> templates = searched_templates();
     auto slot_of = [&](const TemplateSlot* t) { return t == &working_ ? 0 : static_cast<int>(t - memory_.data()) + 1; };
     if (has_lead_) {  // the candidate of the last frames, followed closely
-        const int longer = std::max(templ_size_.width, templ_size_.height);
-        const int margin = std::max(8, static_cast<int>(std::lround(longer * (o.search_factor - 1) / 2)));
-        const Size patch{templ_size_.width + 2 * margin, templ_size_.height + 2 * margin};
+        const Size patch = window(o);
         for (const TemplateSlot* t : templates) add_request(out, slot_of(t), lead_x_, lead_y_, 0, scale_, patch, o.motion_penalty);
     }
     // The whole frame at the current scale, or under a budget one band of it per frame.
@@ -248,13 +246,13 @@ void Target::take_redetect(const TrackerOptions& o, const RankedPeak* hits, std:
 
 void Target::clamp_to_frame(Size frame) {
     scale_ = std::clamp(scale_, min_scale_, max_scale_);
-    const double hw = templ_size_.width * inner_w_ * scale_ / 2, hh = templ_size_.height * inner_h_ * scale_ / 2;
+    const double hw = templ_size_.width * scale_ / 2, hh = templ_size_.height * scale_ / 2;
     cx_ = std::clamp(cx_, hw, std::max(hw, frame.width - hw));
     cy_ = std::clamp(cy_, hh, std::max(hh, frame.height - hh));
 }
 
 void Target::set_box() {
-    const double w = templ_size_.width * inner_w_ * scale_, h = templ_size_.height * inner_h_ * scale_;
+    const double w = templ_size_.width * scale_, h = templ_size_.height * scale_;
     box_ = {cx_ - w / 2, cy_ - h / 2, w, h};
 }
 
@@ -265,11 +263,12 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
         const double dx = best_.cx - cx_, dy = best_.cy - cy_;
         vx_ += o.velocity_gain * (dx - vx_);
         vy_ += o.velocity_gain * (dy - vy_);
+        speed_ += 0.3 * (std::hypot(dx, dy) - speed_);
         cx_ = best_.cx;
         cy_ = best_.cy;
         // Only the working template is searched over scales; follow its pick part of the way.
-        double pick = best_.templ == 0 && best_.psr >= o.scale_min_psr ? best_.scale : scale_;
-        if (o.scale_fit && best_.templ == 0 && best_.psr >= o.scale_min_psr) {
+        double pick = best_.templ == 0 ? best_.scale : scale_;
+        if (o.scale_fit && best_.templ == 0) {
             // The vertex of a parabola through the best step and its neighbours: a step that
             // barely wins moves the scale a little, not a whole step.
             const int half = o.scales / 2, k = best_.step + half;
@@ -316,16 +315,9 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
     result_.redetected = redetect_;
     if (lost_) return false;
 
-    // Sure enough to learn from: absolute floors, and (ratios > 0) not far below what this
-    // target's confident matches usually score; some targets never stand out much.
-    const bool typical = !(psr_mean_ > 0) || (chosen->psr >= o.update_psr_ratio * psr_mean_ &&
-                                              chosen->score >= o.update_score_ratio * score_mean_);
-    const bool sure = chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr && typical;
-    if (sure) {
-        const double a = psr_mean_ > 0 ? 0.1 : 1.0;
-        psr_mean_ += a * (chosen->psr - psr_mean_);
-        score_mean_ += a * (chosen->score - score_mean_);
-    }
+    // Sure enough to learn from: a high NCC that also stands out of its map (a blurred or
+    // flat template scores high everywhere; its PSR gives it away).
+    const bool sure = chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr;
     update_due_ = sure && (o.update == UpdatePolicy::kBlend ||
                            (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
     snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;

@@ -82,15 +82,16 @@ private:
     void add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
                      Size patch, double penalty);
     std::vector<const TemplateSlot*> searched_templates() const;
+    Size window(const TrackerOptions& o) const;
     void clamp_to_frame(Size frame);
     void set_box();
 
     TargetId id_;
     Size templ_size_;
-    double inner_w_ = 1, inner_h_ = 1;  // the box's share of the template (context margin)
     double scale_ = 1;                // frame pixels per template pixel
     double min_scale_ = 0, max_scale_ = 0;
     double cx_ = 0, cy_ = 0, vx_ = 0, vy_ = 0;
+    double speed_ = 0;                // running mean of the displacement per frame (pixels)
     bool lost_ = false;
     long frames_ = 0;
     BoxF box_;
@@ -110,7 +111,6 @@ private:
     Candidate short_, long_;          // best of the working template, of the memory
     std::vector<float> step_ranked_;  // the working template's best ranked NCC per scale step
     Candidate redetected_;            // best re-detection candidate
-    double psr_mean_ = 0, score_mean_ = 0;  // of the matches learnt from (running means)
     bool weak_ = false;               // the local match is not sure enough to follow
     bool redetect_ = false;
     int chosen_pass_ = -1;
