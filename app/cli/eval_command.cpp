@@ -91,22 +91,17 @@ int run_eval(const EvalArgs& a) {
     if (!a.quiet) std::printf("%-20s %7s %7s %7s %9s %6s\n", "sequence", "frames", "AUC", "P@20", "fps", "lost");
     int failures = 0;
     for (const SequenceInfo& seq : sequences) {
-        std::vector<std::optional<BoxF>> truth;
         std::vector<BoxF> boxes;
-        double track_ms = 0;
-        long lost = 0;
-        if (!load_groundtruth(seq.groundtruth, &truth, &error) ||
-            !run_sequence(seq, truth, a.tracker, &boxes, &track_ms, &lost, &error)) {
+        std::size_t truth_rows = 0;
+        SequenceMetrics m;
+        if (!evaluate_sequence(seq, a.tracker, &m, &boxes, &truth_rows, &error)) {
             std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
             ++failures;
             continue;
         }
-        if (boxes.size() != truth.size() && !a.quiet)
+        if (boxes.size() != truth_rows && !a.quiet)
             std::fprintf(stderr, "corrtrack eval: %s: %zu frames but %zu ground-truth rows; scoring the overlap\n",
-                         seq.name.c_str(), boxes.size(), truth.size());
-        SequenceMetrics m = score_sequence(boxes, truth);
-        m.lost = lost;
-        m.fps = boxes.size() > 1 ? (boxes.size() - 1) * 1000.0 / std::max(track_ms, 1e-9) : 0.0;
+                         seq.name.c_str(), boxes.size(), truth_rows);
         names.push_back(seq.name);
         per.push_back(m);
         doc["sequences"][seq.name] = {{"auc", m.auc},     {"prec20", m.prec20},     {"fps", m.fps},
@@ -124,19 +119,9 @@ int run_eval(const EvalArgs& a) {
         std::fprintf(stderr, "corrtrack eval: no sequence could be evaluated\n");
         return kExitInput;
     }
-    SequenceMetrics mean;
-    mean.success.assign(kSuccessThresholds, 0.0);
-    mean.precision.assign(kPrecisionThresholds, 0.0);
+    const SequenceMetrics mean = mean_metrics(per);
     std::vector<double> fps;
-    for (const SequenceMetrics& m : per) {
-        mean.auc += m.auc / per.size();
-        mean.prec20 += m.prec20 / per.size();
-        mean.fps += m.fps / per.size();
-        mean.frames += m.frames;
-        for (int t = 0; t < kSuccessThresholds; ++t) mean.success[t] += m.success[t] / per.size();
-        for (int t = 0; t < kPrecisionThresholds; ++t) mean.precision[t] += m.precision[t] / per.size();
-        fps.push_back(m.fps);
-    }
+    for (const SequenceMetrics& m : per) fps.push_back(m.fps);
     doc["mean"] = {{"auc", mean.auc}, {"prec20", mean.prec20}, {"fps", mean.fps}, {"median_fps", median(fps)},
                    {"frames", mean.frames}, {"sequences", per.size()}};
     if (!a.quiet)

@@ -169,4 +169,39 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
     return true;
 }
 
+bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, SequenceMetrics* metrics,
+                       std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error) {
+    std::vector<std::optional<BoxF>> truth;
+    double track_ms = 0;
+    long lost = 0;
+    boxes->clear();
+    if (!load_groundtruth(seq.groundtruth, &truth, error) ||
+        !run_sequence(seq, truth, options, boxes, &track_ms, &lost, error))
+        return false;
+    *truth_rows = truth.size();
+    *metrics = score_sequence(*boxes, truth);
+    metrics->lost = lost;
+    metrics->fps = boxes->size() > 1 ? (boxes->size() - 1) * 1000.0 / std::max(track_ms, 1e-9) : 0.0;
+    return true;
+}
+
+SequenceMetrics mean_metrics(const std::vector<SequenceMetrics>& per) {
+    SequenceMetrics mean;
+    mean.success.assign(kSuccessThresholds, 0.0);
+    mean.precision.assign(kPrecisionThresholds, 0.0);
+    const double n = static_cast<double>(per.size());
+    for (const SequenceMetrics& m : per) {
+        mean.auc += m.auc / n;
+        mean.prec20 += m.prec20 / n;
+        mean.fps += m.fps / n;
+        mean.mean_iou += m.mean_iou / n;
+        mean.frames += m.frames;
+        mean.evaluated += m.evaluated;
+        mean.lost += m.lost;
+        for (int t = 0; t < kSuccessThresholds; ++t) mean.success[t] += m.success[t] / n;
+        for (int t = 0; t < kPrecisionThresholds; ++t) mean.precision[t] += m.precision[t] / n;
+    }
+    return mean;
+}
+
 }  // namespace corrtrack

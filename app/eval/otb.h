@@ -51,4 +51,14 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
                   const TrackerOptions& options, std::vector<BoxF>* boxes, double* track_ms,
                   long* lost_frames, std::string* error);
 
+// One sequence as `corrtrack eval` reports it: loads the ground truth, runs the tracker and
+// scores the boxes (lost frames; fps = tracker updates per second of update time).
+// *truth_rows gets the ground truth's row count (the CLI warns when it differs from the frames).
+bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, SequenceMetrics* metrics,
+                       std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error);
+
+// The dataset's mean: every metric and every curve point averaged over the sequences
+// (frames and evaluated frames summed), as `corrtrack eval` reports it.
+SequenceMetrics mean_metrics(const std::vector<SequenceMetrics>& per);
+
 }  // namespace corrtrack
