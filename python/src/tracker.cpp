@@ -225,7 +225,11 @@ void register_tracker(nb::module_& m) {
 
     nb::class_<PyTracker>(m, "Tracker", "corrtrack's tracker (MultiTracker): use corrtrack.Tracker.")
         .def("__init__",
-             [](PyTracker* self, const nb::kwargs& options) { new (self) PyTracker(tracker_options_from(options)); })
+             [](PyTracker* self, const nb::kwargs& options) {
+                 TrackerOptions o = tracker_options_from(options);
+                 o.keep_maps = false;  // no heatmaps here: the GPU path skips their copy
+                 new (self) PyTracker(o);
+             })
         .def("add", &PyTracker::add, nb::arg("frame"), nb::arg("box"), nb::arg("stream") = 0)
         .def("update", &PyTracker::update, nb::arg("frame"), nb::arg("stream") = 0)
         .def("remove", &PyTracker::remove, nb::arg("id"))
