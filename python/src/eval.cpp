@@ -101,6 +101,17 @@ nb::dict eval_otb(const std::string& dataset, std::optional<std::vector<std::str
 }  // namespace
 
 void register_eval(nb::module_& m) {
+    m.def(
+        "find_sequences",
+        [](const std::string& dataset) {
+            std::vector<SequenceInfo> found;
+            std::string error;
+            if (!find_sequences(dataset, &found, &error)) raise_os_error(error);
+            std::vector<std::string> names;
+            for (const SequenceInfo& s : found) names.push_back(s.name);
+            return names;
+        },
+        nb::arg("dataset"), "Names of the OTB-style sequences in `dataset`, as `corrtrack eval` finds them.");
     m.def("eval_otb", &eval_otb, nb::arg("dataset"), nb::arg("sequences") = nb::none(),
           nb::arg("results_dir") = nb::none(), nb::arg("tracker_options"),
           "OTB one-pass evaluation, as `corrtrack eval` (see corrtrack.eval_otb).");
