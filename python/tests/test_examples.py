@@ -1,0 +1,27 @@
+"""examples/compare_kernels.py runs and prints its ratio table (a small frame here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import SOURCE_DIR
+
+
+def test_compare_kernels_prints_the_table():
+    r = subprocess.run([sys.executable, str(SOURCE_DIR / "examples" / "compare_kernels.py"), "--size", "320x240",
+                        "--templates", "16,48", "--repeats", "2", "--kernels", "cpu_fast,cpu_ref"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("frame 320x240 (synthetic)")
+    assert lines[1].split() == ["template", "method", "device", "median", "ms", "x", "cv2", "max|diff|"]
+    rows = [line.split() for line in lines[2:]]
+    methods = [(row[0], row[1]) for row in rows]
+    for side in ("16x16", "48x48"):
+        assert (side, "cv2.matchTemplate") in methods and (side, "cpu_fast") in methods and (side, "cpu_ref") in methods
+    for row in rows:
+        ms, ratio = float(row[3]), float(row[4])
+        assert ms > 0 and ratio > 0
+        if row[1] != "cv2.matchTemplate":
+            assert float(row[5]) < 1e-4  # the same map as OpenCV's
