@@ -2,6 +2,7 @@
 // PeakFinder, kernels(). The public match_template / Matcher / find_peak wrap these in
 // corrtrack/__init__.py, which picks the caller's stream and allocates outputs with the
 // caller's framework.
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -77,6 +78,40 @@ public:
     // Correlates `image` (optionally inside roi = (x, y, w, h)) with the template(s) into out:
     // (h', w') or, for a stack, (K, h', w') float32, on the caller's stream.
     void run(const InArray& image, const OutArray& out, std::optional<RoiTuple> roi, std::uintptr_t stream) {
+        const Call c = prepare(image, out, roi);
+        DeviceGuard guard(device_);
+        nb::gil_scoped_release unlocked;
+        execute(c, as_stream(stream));
+    }
+
+    // The overhead benchmark's C++ baseline: host seconds for `calls` run()s of the same
+    // arguments, checked once and queued from a C++ loop (no wait for the GPU at the end).
+    double host_seconds(const InArray& image, const OutArray& out, std::optional<RoiTuple> roi,
+                        std::uintptr_t stream, int calls) {
+        const Call c = prepare(image, out, roi);
+        DeviceGuard guard(device_);
+        nb::gil_scoped_release unlocked;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i) execute(c, as_stream(stream));
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+
+    std::string name() const { return corr_->info().name; }
+    std::string device() const { return gpu_ ? "cuda" : "cpu"; }
+    int device_id() const { return device_; }
+    std::string summary() const { return corr_->info().summary; }
+
+private:
+    static constexpr int kNothing = -2, kWholeStack = -1;
+
+    struct Call {
+        ImageView frame;
+        NccProblem problem;
+        MapView maps;
+    };
+
+    // Every check of run()'s arguments, with the GIL held.
+    Call prepare(const InArray& image, const OutArray& out, const std::optional<RoiTuple>& roi) const {
         if (count_ == 0) throw nb::value_error("no template: call set_template first");
         const ImageView frame = image_view(image, "image");
         const Placement where = placement_of(image, "image");
@@ -93,38 +128,30 @@ public:
         }
         p.templates = count_;
         if (std::string err = validate_problem(p); !err.empty()) throw nb::value_error(err.c_str());
-        const MapView maps = map_view(out, p.out_size(), count_, stacked_, "out");
-        const Stream s = as_stream(stream);
+        return {frame, p, map_view(out, p.out_size(), count_, stacked_, "out")};
+    }
 
-        DeviceGuard guard(device_);
-        nb::gil_scoped_release unlocked;
+    // The kernel call(s), GIL released: one batched call, or one per template where the kernel
+    // says no to batches.
+    void execute(const Call& c, Stream s) {
         std::string why;
-        if (corr_->supports(p, &why)) {
+        if (corr_->supports(c.problem, &why)) {
             load(kWholeStack, s);
-            corr_->run(frame, p, maps, s);
+            corr_->run(c.frame, c.problem, c.maps, s);
             return;
         }
-        NccProblem one = p;
+        NccProblem one = c.problem;
         one.templates = 1;
         std::string single_why;
         if (count_ == 1 || !corr_->supports(one, &single_why))
             throw std::invalid_argument("kernel '" + corr_->info().name + "' does not support this problem: " +
                                         (count_ == 1 ? why : single_why));
-        // The kernel says no to batches: one call per template, into map k of the stack.
-        const Size o = p.out_size();
+        const Size o = c.problem.out_size();
         for (int k = 0; k < count_; ++k) {
             load(k, s);
-            corr_->run(frame, one, {maps.row(k * o.height), o.width, o.height, maps.pitch, maps.space}, s);
+            corr_->run(c.frame, one, {c.maps.row(k * o.height), o.width, o.height, c.maps.pitch, c.maps.space}, s);
         }
     }
-
-    std::string name() const { return corr_->info().name; }
-    std::string device() const { return gpu_ ? "cuda" : "cpu"; }
-    int device_id() const { return device_; }
-    std::string summary() const { return corr_->info().summary; }
-
-private:
-    static constexpr int kNothing = -2, kWholeStack = -1;
 
     void check_placement(const Placement& where, const char* what) const {
         if (!gpu_ && where.space != MemorySpace::kHost)
@@ -212,6 +239,9 @@ void register_match(nb::module_& m) {
              nb::arg("stream") = 0,
              "Writes the valid-mode TM_CCOEFF_NORMED map(s) of `image` (uint8, 2-D) inside roi=(x, y, w, h)\n"
              "into `out` (float32, (h', w') or (K, h', w')), on CUDA stream `stream` for device arrays.")
+        .def("host_seconds", &PyCorrelator::host_seconds, nb::arg("image"), nb::arg("out"), nb::arg("roi"),
+             nb::arg("stream"), nb::arg("calls"),
+             "Host seconds of `calls` run()s queued from a C++ loop (the binding-overhead benchmark's baseline).")
         .def_prop_ro("name", &PyCorrelator::name)
         .def_prop_ro("device", &PyCorrelator::device, "'cpu' or 'cuda'")
         .def_prop_ro("device_id", &PyCorrelator::device_id, "CUDA device ordinal, -1 for CPU kernels")

@@ -35,6 +35,17 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(cli_path()), *map(str, args)], capture_output=True, text=True, timeout=600)
 
 
+def require_module(name: str):
+    """A test dependency (cv2, distributed): skip the file without it, or fail with
+    CORRTRACK_REQUIRE_GPU=1, where a missing peer must not pass as a skip."""
+    try:
+        return __import__(name)
+    except ImportError as e:
+        if REQUIRE_GPU:
+            pytest.fail(f"CORRTRACK_REQUIRE_GPU=1 but {name} is not importable ({e})", pytrace=False)
+        pytest.skip(f"{name} is not installed ({e})", allow_module_level=True)
+
+
 def gpu_framework(name: str):
     """The torch or cupy module with a usable GPU, else skip (fail with CORRTRACK_REQUIRE_GPU=1)."""
     def missing(why: str):

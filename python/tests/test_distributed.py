@@ -7,9 +7,9 @@ import pytest
 
 import corrtrack
 import corrtrack.distributed as ctd
-from conftest import Clip, write_otb_sequence
+from conftest import Clip, require_module, write_otb_sequence
 
-distributed = pytest.importorskip("distributed")
+distributed = require_module("distributed")
 
 
 @pytest.fixture(scope="module")

@@ -25,3 +25,23 @@ def test_compare_kernels_prints_the_table():
         assert ms > 0 and ratio > 0
         if row[1] != "cv2.matchTemplate":
             assert float(row[5]) < 1e-4  # the same map as OpenCV's
+
+
+def test_binding_overhead_script_runs_on_the_cpu(tmp_path):
+    """python/benchmarks/binding_overhead.py (the GPU measurement of scripts/gpu_check.sh's
+    python step) in its NumPy mode: the same loop on cpu_fast, so the script cannot rot here."""
+    import json
+
+    from conftest import cli_path
+    out = tmp_path / "overhead.json"
+    r = subprocess.run([sys.executable, str(SOURCE_DIR / "python" / "benchmarks" / "binding_overhead.py"),
+                        "--cli", str(cli_path()), "--frameworks", "numpy", "--kernels", "cpu_fast", "--calls", "1",
+                        "--repeats", "1", "--bench-runs", "5", "--json", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert {(row["case"], row["call"]) for row in rows} == {
+        (case, call) for case in ("full", "window")
+        for call in ("Matcher.match(out=)", "Matcher.match", "match_template(np tpl)", "match_template(dev tpl)")}
+    for row in rows:
+        assert row["py_host_us"] > 0 and row["cpp_host_us"] > 0 and row["bench_us"] > 0

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import corrtrack
-from conftest import gpu_framework, random_image, to_device, to_host
+from conftest import gpu_framework, random_image, require_module, to_device, to_host
 
-cv2 = pytest.importorskip("cv2")
+cv2 = require_module("cv2")
 
 CPU_KERNELS = [k.name for k in corrtrack.kernels() if k.device == "cpu"]
 
