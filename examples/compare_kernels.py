@@ -16,13 +16,14 @@ arrays; CUDA kernels take PyTorch tensors (CuPy arrays when torch is missing).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 
 import numpy as np
 
-import corrtrack
+corrtrack = None  # imported in main(), after --threads has set OMP_NUM_THREADS
 
 
 def synthetic_frame(width: int, height: int, seed: int = 1) -> np.ndarray:
@@ -97,10 +98,16 @@ def main() -> int:
                     help="corrtrack kernels (default: cpu_fast, and auto,cuda_mma,cuda_fft with a GPU)")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--no-torch", action="store_true", help="leave the PyTorch FFT NCC out")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="CPU threads for OpenCV, corrtrack's CPU kernels and torch (default: all cores)")
     args = ap.parse_args()
 
+    global corrtrack
+    if args.threads > 0:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when corrtrack's OpenMP loads
+    import corrtrack
     import cv2
-    cv2.setNumThreads(0)  # OpenCV's own default: all cores
+    cv2.setNumThreads(args.threads)  # 0: OpenCV's default, all cores
     if args.video:
         frame, what = video_frame(args.video, args.frame), f"{args.video} frame {args.frame}"
     else:
@@ -117,6 +124,8 @@ def main() -> int:
 
     try:
         import torch
+        if args.threads > 0:
+            torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
     cupy, dev_fw = None, None
@@ -138,7 +147,8 @@ def main() -> int:
     def sync():
         (torch.cuda.synchronize if dev_fw == "torch" else cupy.cuda.runtime.deviceSynchronize)()
 
-    print(f"frame {W}x{H} ({what}); {corrtrack.device()}; median of {args.repeats} calls after one warm-up")
+    threads = f"{args.threads} CPU thread(s)" if args.threads > 0 else f"all {os.cpu_count()} CPU threads"
+    print(f"frame {W}x{H} ({what}); {corrtrack.device()}; {threads}; median of {args.repeats} calls after one warm-up")
     print(f"{'template':9s} {'method':22s} {'device':6s} {'median ms':>10s} {'x cv2':>7s} {'max|diff|':>10s}")
     d_frame = to_dev(frame) if dev_fw else None
     for side in sides:

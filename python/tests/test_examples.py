@@ -10,11 +10,11 @@ from conftest import SOURCE_DIR
 
 def test_compare_kernels_prints_the_table():
     r = subprocess.run([sys.executable, str(SOURCE_DIR / "examples" / "compare_kernels.py"), "--size", "320x240",
-                        "--templates", "16,48", "--repeats", "2", "--kernels", "cpu_fast,cpu_ref"],
+                        "--templates", "16,48", "--repeats", "2", "--kernels", "cpu_fast,cpu_ref", "--threads", "1"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("frame 320x240 (synthetic)")
+    assert lines[0].startswith("frame 320x240 (synthetic)") and "1 CPU thread(s)" in lines[0]
     assert lines[1].split() == ["template", "method", "device", "median", "ms", "x", "cv2", "max|diff|"]
     rows = [line.split() for line in lines[2:]]
     methods = [(row[0], row[1]) for row in rows]
