@@ -61,9 +61,10 @@ pyver="$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
 say "building the stable-ABI module with $py ($pyver), CUDA archs $archs, in $build"
 
 nb_dir="$("$venv_py" -m nanobind --cmake_dir)"
+mkdir -p "$build"
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCORRTRACK_CUDA_ARCHS="$archs" \
   -DPython_EXECUTABLE="$py" -DCORRTRACK_PYTHON_STABLE_ABI=ON -Dnanobind_DIR="$nb_dir" \
-  -DCORRTRACK_WITH_GUI=OFF >"$build.configure.log" 2>&1 || { tail -n 30 "$build.configure.log"; die "configure failed"; }
+  -DCORRTRACK_WITH_GUI=OFF >"$build/configure.log" 2>&1 || { tail -n 30 "$build/configure.log"; die "configure failed"; }
 nice -n 10 cmake --build "$build" --target corrtrack_python -j "$(nproc)"
 
 so="$(ls "$build"/python/corrtrack/_corrtrack*.abi3.so 2>/dev/null | head -n 1)"
