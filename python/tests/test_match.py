@@ -320,7 +320,10 @@ def test_device_peak_and_matcher(fw_name):
     p_dev = corrtrack.find_peak(d_map)
     p_host = corrtrack.find_peak(to_host(fw, d_map))
     assert (p_dev.x, p_dev.y) == (p_host.x, p_host.y) == (200, 100)
-    assert (p_dev.sub_x, p_dev.sub_y, p_dev.score, p_dev.psr) == (p_host.sub_x, p_host.sub_y, p_host.score, p_host.psr)
+    assert (p_dev.score, p_dev.second) == (p_host.score, p_host.second)
+    # the device reduces the sidelobe sums in another order (as test_cuda_peak allows)
+    for a, b in ((p_dev.sub_x, p_host.sub_x), (p_dev.sub_y, p_host.sub_y), (p_dev.psr, p_host.psr)):
+        assert a == pytest.approx(b, rel=1e-5, abs=1e-5)
     # a NumPy template prepared for device images
     m2 = corrtrack.Matcher(templ, device="cuda")
     np.testing.assert_array_equal(to_host(fw, m2.match(to_device(fw, img))), to_host(fw, d_map))
