@@ -75,40 +75,61 @@ def device() -> str:
 # outputs with the caller's own allocator (PyTorch's and CuPy's caching allocators, so no
 # per-call cudaMalloc).
 
+_FRAMEWORKS: dict = {np.ndarray: "numpy"}  # array type -> framework, learnt on first sight
+
+
 def _framework(a: Any, what: str) -> str:
-    if isinstance(a, np.ndarray):
-        return "numpy"
-    module = type(a).__module__
-    if module.startswith("torch"):
-        return "torch"
-    if module.startswith("cupy"):
-        return "cupy"
-    raise TypeError(f"{what} must be a NumPy array, a CuPy array or a PyTorch tensor "
-                    f"(got {type(a).__module__}.{type(a).__name__})")
+    t = type(a)
+    fw = _FRAMEWORKS.get(t)
+    if fw is None:
+        if issubclass(t, np.ndarray):
+            fw = "numpy"
+        elif t.__module__.startswith("torch"):
+            fw = "torch"
+        elif t.__module__.startswith("cupy"):
+            fw = "cupy"
+        else:
+            raise TypeError(f"{what} must be a NumPy array, a CuPy array or a PyTorch tensor "
+                            f"(got {t.__module__}.{t.__name__})")
+        _FRAMEWORKS[t] = fw
+    return fw
 
 
 def _cuda_index(a: Any, fw: str) -> int:
     """The CUDA device of an array, -1 for host memory."""
     if fw == "torch":
-        return a.device.index if a.is_cuda else -1
+        return a.get_device()  # -1 for CPU tensors
     if fw == "cupy":
         return a.device.id
     return -1
+
+
+_stream_of: dict = {}  # framework -> function(device index) -> current stream handle, made once
+
+
+def _stream_getter(fw: str):
+    if fw == "torch":
+        import torch
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # a few us cheaper than a Stream object
+        return raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
+    import cupy
+
+    def current(index: int) -> int:
+        with cupy.cuda.Device(index):
+            return cupy.cuda.get_current_stream().ptr
+    return current
 
 
 def _current_stream(fw: str, index: int, stream: Optional[int]) -> int:
     """The caller's current CUDA stream on device `index` as an integer handle."""
     if stream is not None:
         return int(stream)
-    if fw == "torch":
-        import torch
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # a few us faster
-        return int(raw(index)) if raw is not None else int(torch.cuda.current_stream(index).cuda_stream)
-    if fw == "cupy":
-        import cupy
-        with cupy.cuda.Device(index):
-            return int(cupy.cuda.get_current_stream().ptr)
-    return 0
+    if fw == "numpy":
+        return 0
+    get = _stream_of.get(fw)
+    if get is None:
+        get = _stream_of[fw] = _stream_getter(fw)
+    return int(get(index))
 
 
 def _empty(like: Any, fw: str, shape: Tuple[int, ...], dtype: str) -> Any:
