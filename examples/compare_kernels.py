@@ -160,11 +160,11 @@ def main() -> int:
         keep = ~flat_mask(frame, side, side)
         cv_ms = median_ms(lambda: cv2.matchTemplate(frame, templ, cv2.TM_CCOEFF_NORMED), args.repeats)
         label = f"{side}x{side}"
-        print(f"{label:9s} {'cv2.matchTemplate':22s} {'cpu':6s} {cv_ms:10.3f} {1.0:7.2f} {'-':>10s}")
+        print(f"{label:9s} {'cv2.matchTemplate':22s} {'cpu':6s} {cv_ms:10.3f} {1.0:7.3g} {'-':>10s}")
 
         def row(name, device, ms, result):
             diff = float(np.abs(result[keep] - ref[keep]).max())
-            print(f"{label:9s} {name:22s} {device:6s} {ms:10.3f} {cv_ms / ms:7.2f} {diff:10.2e}")
+            print(f"{label:9s} {name:22s} {device:6s} {ms:10.3f} {cv_ms / ms:7.3g} {diff:10.2e}")
 
         for k in kernels:
             info = available[k]
