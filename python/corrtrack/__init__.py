@@ -171,6 +171,21 @@ def _templ_dims(templ: Any) -> Tuple[int, int, int, bool]:
                      f"got shape {shape}")
 
 
+def _roi(roi: Any) -> Optional[Roi]:
+    """roi as a tuple of 4 Python ints (NumPy integers welcome), or None."""
+    if roi is None:
+        return None
+    try:
+        values = tuple(roi)
+    except TypeError:
+        raise TypeError(f"roi must be (x, y, width, height), got {roi!r}") from None
+    if len(values) != 4:
+        raise ValueError(f"roi must be (x, y, width, height), got {roi!r}")
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        raise TypeError(f"roi must hold 4 integers (x, y, width, height), got {roi!r}")
+    return tuple(int(v) for v in values)  # type: ignore[return-value]
+
+
 def _map_shape(image: Any, dims: Tuple[int, int, int, bool], roi: Optional[Roi]) -> Tuple[int, ...]:
     shape = tuple(image.shape)
     if len(shape) != 2:
@@ -178,9 +193,7 @@ def _map_shape(image: Any, dims: Tuple[int, int, int, bool], roi: Optional[Roi])
     if roi is None:
         rw, rh = shape[1], shape[0]
     else:
-        if len(roi) != 4:
-            raise ValueError(f"roi must be (x, y, width, height), got {roi!r}")
-        rw, rh = int(roi[2]), int(roi[3])
+        rw, rh = roi[2], roi[3]
     count, th, tw, stacked = dims
     # Sizes that do not fit give an empty map here and a clear error from the C++ checks.
     oh, ow = max(rh - th + 1, 0), max(rw - tw + 1, 0)
@@ -233,6 +246,7 @@ def match_template(image: Any, templ: Any, kernel: str = "auto", roi: Optional[R
     """
     fw = _framework(image, "image")
     tfw = _framework(templ, "templ")
+    roi = _roi(roi)
     if copy:
         image, templ = _contiguous(image, fw), _contiguous(templ, tfw)
     index = _cuda_index(image, fw)
@@ -288,6 +302,8 @@ class Matcher:
               copy: bool = False, stream: Optional[int] = None) -> Any:
         """The NCC map(s) of the template(s) over `image` (see match_template)."""
         fw = _framework(image, "image")
+        if roi is not None:
+            roi = _roi(roi)
         if copy:
             image = _contiguous(image, fw)
         index = _cuda_index(image, fw)

@@ -167,6 +167,9 @@ def test_bad_inputs_raise():
         mt(img, templ, roi=(100, 90, 40, 40))
     with pytest.raises(ValueError, match="roi must be"):
         mt(img, templ, roi=(1, 2, 3))
+    with pytest.raises(TypeError, match="roi must hold 4 integers"):
+        mt(img, templ, roi=(1.5, 2, 30, 30))
+    np.testing.assert_array_equal(mt(img, templ, roi=np.array([5, 5, 60, 50])), mt(img, templ, roi=(5, 5, 60, 50)))
     stack = np.stack([templ, templ])
     with pytest.raises(ValueError, match="do not follow each other"):
         mt(img, stack.transpose(1, 0, 2))
