@@ -23,8 +23,10 @@ def test_compare_kernels_prints_the_table():
     for row in rows:
         ms, ratio = float(row[3]), float(row[4])
         assert ms > 0 and ratio > 0
-        if row[1] != "cv2.matchTemplate":
+        if row[1].startswith("cpu_"):
             assert float(row[5]) < 1e-4  # the same map as OpenCV's
+        elif row[1] == "torch_fft_ncc":  # where torch is installed: float32 FFT, looser
+            assert float(row[5]) < 1e-3
 
 
 def test_binding_overhead_script_runs_on_the_cpu(tmp_path):
