@@ -3,6 +3,11 @@
 # builds corrtrack in Release. The package manager is the only network access.
 #   CORRTRACK_CUDA_ARCHS=90 scripts/setup.sh   narrows the CUDA targets for a faster build
 #   CORRTRACK_SKIP_BUILD=1 scripts/setup.sh    installs packages only
+#   CORRTRACK_PYTHON=python3.12 scripts/setup.sh  builds the Python module for that Python
+#   CORRTRACK_WITH_PYTHON=0 scripts/setup.sh   no Python package (no .venv, no PyPI)
+# The Python package's build and test dependencies (python/requirements-dev.txt: nanobind,
+# scikit-build-core, pytest, NumPy, OpenCV, Dask) come from PyPI into .venv, and the wheels
+# `pip install .` needs into .venv/wheelhouse, so that its test installs offline.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -15,6 +20,7 @@ packages=(
   libglfw3-dev libglew-dev libimgui-dev libegl-dev
   libfftw3-dev
   gnuplot-nox fonts-dejavu-core
+  python3-dev python3-venv
   xvfb xdotool xauth
 )
 
@@ -38,5 +44,27 @@ fi
 build="${CORRTRACK_BUILD_DIR:-$here/build}"
 cmake_args=(-S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release)
 [ -n "${CORRTRACK_CUDA_ARCHS:-}" ] && cmake_args+=("-DCORRTRACK_CUDA_ARCHS=${CORRTRACK_CUDA_ARCHS}")
+
+# Python: a virtual environment with the pinned requirements (redone when they change).
+if [ "${CORRTRACK_WITH_PYTHON:-1}" != 0 ]; then
+  venv="$here/.venv"
+  reqs="$here/python/requirements-dev.txt"
+  py="${CORRTRACK_PYTHON:-python3}"
+  stamp="$("$py" -c 'import sys; print(sys.version)' 2>/dev/null | head -n 1) $(sha256sum "$reqs" | cut -c1-16)"
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.corrtrack-stamp" 2>/dev/null)" != "$stamp" ]; then
+    echo "setup: Python environment $venv ($py: $("$py" --version 2>&1))"
+    rm -rf "$venv"
+    "$py" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$reqs"
+    # What `pip install .` fetches for its isolated build, plus NumPy, kept for offline installs.
+    "$venv/bin/python" -m pip download -q --disable-pip-version-check --only-binary=:all: \
+      -d "$venv/wheelhouse" "$(grep -E '^scikit-build-core==' "$reqs")" "$(grep -E '^nanobind==' "$reqs")" \
+      "$(grep -E '^numpy==' "$reqs")"
+    echo "$stamp" >"$venv/.corrtrack-stamp"
+  fi
+  cmake_args+=("-DPython_EXECUTABLE=$venv/bin/python" "-DCORRTRACK_WHEELHOUSE=$venv/wheelhouse")
+else
+  cmake_args+=(-DCORRTRACK_WITH_PYTHON=OFF)
+fi
 cmake "${cmake_args[@]}"
 cmake --build "$build" -j "$(nproc)"

@@ -104,24 +104,7 @@ int run_eval(const EvalArgs& a) {
         for (std::size_t i = next++; i < sequences.size(); i = next++) {
             const SequenceInfo& seq = sequences[i];
             Outcome& out = outcomes[i];
-            std::vector<std::optional<BoxF>> truth;
-            std::vector<SequenceRun> runs;
-            if (!load_groundtruth(seq.groundtruth, &truth, &out.error) ||
-                !run_sequence(seq, truth, a.tracker, a.sre, &runs, &out.error))
-                continue;
-            std::vector<SequenceMetrics> per_run;
-            double ms = 0;
-            long updates = 0;
-            for (const SequenceRun& r : runs) {
-                per_run.push_back(score_sequence(r.boxes, truth, r.lost));
-                ms += r.track_ms;
-                updates += std::max<long>(0, static_cast<long>(r.boxes.size()) - 1);
-            }
-            out.metrics = mean_metrics(per_run);
-            out.metrics.fps = updates > 0 ? updates * 1000.0 / std::max(ms, 1e-9) : 0.0;
-            out.boxes = runs.front().boxes;
-            out.truth_rows = truth.size();
-            out.ok = true;
+            out.ok = evaluate_sequence(seq, a.tracker, &out.metrics, &out.boxes, &out.truth_rows, &out.error, a.sre);
         }
     };
     std::vector<std::thread> pool;

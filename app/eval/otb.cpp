@@ -225,4 +225,25 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
     return true;
 }
 
+bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, SequenceMetrics* metrics,
+                       std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error, int sre_runs) {
+    std::vector<std::optional<BoxF>> truth;
+    std::vector<SequenceRun> runs;
+    if (!load_groundtruth(seq.groundtruth, &truth, error) || !run_sequence(seq, truth, options, sre_runs, &runs, error))
+        return false;
+    std::vector<SequenceMetrics> per_run;
+    double ms = 0;
+    long updates = 0;
+    for (const SequenceRun& r : runs) {
+        per_run.push_back(score_sequence(r.boxes, truth, r.lost));
+        ms += r.track_ms;
+        updates += std::max<long>(0, static_cast<long>(r.boxes.size()) - 1);
+    }
+    *metrics = mean_metrics(per_run);
+    metrics->fps = updates > 0 ? updates * 1000.0 / std::max(ms, 1e-9) : 0.0;
+    *boxes = runs.front().boxes;
+    *truth_rows = truth.size();
+    return true;
+}
+
 }  // namespace corrtrack

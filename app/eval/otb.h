@@ -52,7 +52,8 @@ struct SequenceMetrics {
 // tracker's per-frame lost flags (may be empty).
 SequenceMetrics score_sequence(const std::vector<BoxF>& boxes, const std::vector<std::optional<BoxF>>& truth,
                                const std::vector<char>& lost = {});
-// The mean of several runs' metrics (counts are summed).
+// The mean of several runs' or sequences' metrics: every metric and curve point averaged,
+// counts (frames, evaluated, lost, ...) summed; as `corrtrack eval` reports it.
 SequenceMetrics mean_metrics(const std::vector<SequenceMetrics>& runs);
 
 // One run of the tracker over a sequence: a box and a lost flag per frame (frames before the
@@ -72,5 +73,12 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
 // (shifted by 10% of its size in 8 directions, scaled by 0.8, 0.9, 1.1, 1.2), each kept
 // inside the frame. `count` boxes in all (1..13).
 std::vector<BoxF> sre_starts(const BoxF& first, int count, Size frame);
+
+// One sequence as `corrtrack eval` reports it: loads the ground truth, runs the tracker
+// (sre_runs runs, see run_sequence) and scores the boxes, averaged over the runs (fps =
+// tracker updates per second of update time). *boxes gets the one-pass run's boxes and
+// *truth_rows the ground truth's row count (the CLI warns when it differs from the frames).
+bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, SequenceMetrics* metrics,
+                       std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error, int sre_runs = 1);
 
 }  // namespace corrtrack

@@ -1,0 +1,190 @@
+// VideoSource: frames from the FFmpeg decode thread (app/pipeline FramePipeline: files, image
+// sequences, OTB folders, cameras, URLs) as 8-bit luma, copied into arrays the Python layer
+// allocates: NumPy from host luma, CuPy / PyTorch from NVDEC surfaces (device to device) or
+// from decoded host frames (one upload).
+// Thread rules: one Python thread iterates a source; the decode thread is the pipeline's own.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <memory>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "app/pipeline/frame_ring.h"
+#include "arrays.h"
+#include "bindings.h"
+#include "cuda/cuda_check.cuh"
+
+namespace corrtrack::py {
+namespace {
+
+[[noreturn]] void raise_os_error(const std::string& msg) {
+    PyErr_SetString(PyExc_OSError, msg.c_str());
+    throw nb::python_error();
+}
+
+using FrameInfo = std::tuple<long, double, int, int>;  // index, pts (s), width, height
+
+class PyVideoSource {
+public:
+    PyVideoSource(const std::string& input, const std::string& decode, bool device_output, double read_timeout,
+                  int slots) {
+        DecodeMode mode;
+        if (!parse_decode_mode(decode, &mode))
+            throw nb::value_error(("decode must be 'sw', 'nvdec' or 'auto', got '" + decode + "'").c_str());
+        if (slots < 2 || slots > 64) throw nb::value_error("slots must be 2..64");
+        if (!(read_timeout >= 0)) throw nb::value_error("read_timeout must be >= 0 seconds (0: wait for ever)");
+        SourceOptions so;
+        so.input = input;
+        so.want_rgb = false;
+        so.read_timeout_s = read_timeout;
+        so.held_frames = slots + 2;
+        if (device_output) {
+            if (!cuda_available()) throw std::runtime_error("device arrays need a CUDA GPU and none was found");
+            // NVDEC posts its output on this stream; our copies of its surfaces follow it there.
+            CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+            so.decode = mode;
+            so.cuda_stream = stream_;
+            so.want_host_luma = false;
+        } else {
+            // NumPy frames: NVDEC only when asked for (its frames then come back to the host).
+            so.decode = mode == DecodeMode::kAuto ? DecodeMode::kSoftware : mode;
+            so.want_host_luma = true;
+        }
+        std::string error;
+        std::unique_ptr<FrameSource> source;
+        {
+            nb::gil_scoped_release unlocked;
+            source = FrameSource::open(so, &error);
+        }
+        if (!source) {
+            destroy_stream();
+            raise_os_error(error);
+        }
+        decode_mode_ = source->decode_mode();
+        decode_note_ = source->decode_note();
+        pipeline_ = std::make_unique<FramePipeline>(std::move(source), slots);
+    }
+    ~PyVideoSource() { close(); }
+
+    // Waits for the next frame (keeping it until release()); None at the end of the input.
+    // An input that ended in error raises OSError once every decoded frame was delivered.
+    std::optional<FrameInfo> next() {
+        if (!pipeline_) throw nb::value_error("the video source is closed");
+        release();
+        const Frame* f;
+        {
+            nb::gil_scoped_release unlocked;
+            f = pipeline_->acquire();
+        }
+        if (!f) {
+            if (!pipeline_->error().empty()) raise_os_error(pipeline_->error());
+            return std::nullopt;
+        }
+        current_ = f;
+        return FrameInfo{f->index, f->pts, f->width, f->height};
+    }
+
+    // Copies the current frame's luma into `out` (uint8 (height, width), host or device); a
+    // device copy is ordered before the caller's later work on `stream`.
+    void copy_to(const OutArray& out, std::uintptr_t stream) {
+        if (!current_) throw nb::value_error("no current frame: call next() first");
+        const Frame& f = *current_;
+        const ImageView dst_view = image_view(out, "out");
+        if (dst_view.width != f.width || dst_view.height != f.height)
+            throw nb::value_error(("out must be " + std::to_string(f.height) + "x" + std::to_string(f.width) +
+                                   " (height x width)").c_str());
+        auto* dst = const_cast<std::uint8_t*>(dst_view.data);
+        const ImageView src = f.luma_view();
+        nb::gil_scoped_release unlocked;
+        if (dst_view.space == MemorySpace::kHost && src.space == MemorySpace::kHost) {
+            for (int y = 0; y < f.height; ++y) std::memcpy(dst + y * dst_view.pitch, src.row(y), f.width);
+            return;
+        }
+        if (!stream_) throw std::invalid_argument("this source makes NumPy frames; open it with a device output");
+        const Placement where = placement_of(out, "out");
+        DeviceGuard guard(where.device);
+        const cudaMemcpyKind kind = dst_view.space == MemorySpace::kHost
+                                        ? cudaMemcpyDeviceToHost
+                                        : (src.space == MemorySpace::kHost ? cudaMemcpyHostToDevice
+                                                                           : cudaMemcpyDeviceToDevice);
+        CORRTRACK_CUDA(cudaMemcpy2DAsync(dst, dst_view.pitch, src.data, src.pitch, f.width, f.height, kind, stream_));
+        if (!copied_) CORRTRACK_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
+        CORRTRACK_CUDA(cudaEventRecord(copied_, stream_));
+        CORRTRACK_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(as_stream(stream)), copied_, 0));
+        // A host slot goes back to the decoder on release(): the upload must have read it. (An
+        // NVDEC surface only needs the copy queued before the frame is dropped.)
+        if (src.space == MemorySpace::kHost || kind == cudaMemcpyDeviceToHost)
+            CORRTRACK_CUDA(cudaEventSynchronize(copied_));
+    }
+
+    void release() {
+        if (current_ && pipeline_) pipeline_->release(current_);
+        current_ = nullptr;
+    }
+
+    void close() {
+        release();
+        if (pipeline_) {
+            nb::gil_scoped_release unlocked;
+            pipeline_.reset();  // stops the decode thread (bounded by the read timeout)
+        }
+        if (copied_) cudaEventDestroy(copied_);
+        copied_ = nullptr;
+        destroy_stream();
+    }
+
+    bool closed() const { return !pipeline_; }
+    const FramePipeline& pipeline() const {
+        if (!pipeline_) throw nb::value_error("the video source is closed");
+        return *pipeline_;
+    }
+    const std::string& decode_mode() const { return decode_mode_; }
+    const std::string& decode_note() const { return decode_note_; }
+
+private:
+    void destroy_stream() {
+        if (stream_) {
+            cudaStreamSynchronize(stream_);
+            cudaStreamDestroy(stream_);
+        }
+        stream_ = nullptr;
+    }
+
+    std::unique_ptr<FramePipeline> pipeline_;
+    const Frame* current_ = nullptr;
+    cudaStream_t stream_ = nullptr;
+    cudaEvent_t copied_ = nullptr;
+    std::string decode_mode_, decode_note_;
+};
+
+}  // namespace
+
+void register_video(nb::module_& m) {
+    nb::class_<PyVideoSource>(m, "VideoSource", "FFmpeg decode thread: use corrtrack.VideoSource.")
+        .def(nb::init<const std::string&, const std::string&, bool, double, int>(), nb::arg("input"),
+             nb::arg("decode") = "auto", nb::arg("device_output") = false, nb::arg("read_timeout") = 5.0,
+             nb::arg("slots") = 4)
+        .def("next", &PyVideoSource::next)
+        .def("copy_to", &PyVideoSource::copy_to, nb::arg("out"), nb::arg("stream") = 0)
+        .def("release", &PyVideoSource::release)
+        .def("close", &PyVideoSource::close)
+        .def_prop_ro("closed", &PyVideoSource::closed)
+        .def_prop_ro("size", [](const PyVideoSource& s) {
+            const Size z = s.pipeline().size();
+            return std::make_tuple(z.width, z.height);
+        })
+        .def_prop_ro("fps", [](const PyVideoSource& s) { return s.pipeline().fps(); })
+        .def_prop_ro("frame_count", [](const PyVideoSource& s) { return s.pipeline().frame_count(); })
+        .def_prop_ro("live", [](const PyVideoSource& s) { return s.pipeline().live(); })
+        .def_prop_ro("dropped", [](const PyVideoSource& s) { return s.pipeline().dropped(); })
+        .def_prop_ro("description", [](const PyVideoSource& s) { return s.pipeline().description(); })
+        .def_prop_ro("decode_mode", &PyVideoSource::decode_mode)
+        .def_prop_ro("decode_note", &PyVideoSource::decode_note);
+}
+
+}  // namespace corrtrack::py
