@@ -18,7 +18,7 @@ struct TrackerOptions {
     double search_factor = 2.5;
     double window_speed = 0.0;      // the window's margin also grows by this many frames of the
                                     // target's recent speed (fast targets stay inside it)
-    int max_template_side = 48;     // larger boxes are matched at a reduced scale
+    int max_template_side = 32;     // larger boxes are matched at a reduced scale
     UpdatePolicy update = UpdatePolicy::kBlend;
     double blend_rate = 0.08;       // weight of the new appearance in a blend update
     int keyframe_interval = 25;     // frames between keyframe updates and memory snapshots
@@ -33,7 +33,7 @@ struct TrackerOptions {
     double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
     double scale_rate = 0.3;        // share of a frame's scale pick applied (smooths noise)
     bool scale_fit = true;          // sub-step scale estimate (parabola over neighbouring steps)
-    double anchor = 0.0;            // weight of the first frame's appearance kept in the
+    double anchor = 0.2;            // weight of the first frame's appearance kept in the
                                     // working template, against drift from blend updates
     double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
                                     // with the square of the distance from the prediction

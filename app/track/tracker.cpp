@@ -16,7 +16,7 @@ namespace corrtrack {
 
 // Re-detection positions per frame on the CPU when options leave it to the backend: about a
 // millisecond of cpu_fast on two cores; the GPU searches the whole frame every frame.
-constexpr int kCpuRedetectBudget = 60000;
+constexpr int kCpuRedetectBudget = 30000;
 
 std::string resolve_kernel_name(const std::string& name) {
     if (name != "auto") return name;
