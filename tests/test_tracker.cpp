@@ -72,7 +72,7 @@ TEST(Tracker, LargeTargetMatchedAtReducedScale) {
     spec.width = 480;
     spec.height = 360;
     spec.object_width = 120;
-    spec.object_height = 96;  // larger than max_template_side: matched at 2.5x reduction
+    spec.object_height = 96;  // larger than max_template_side: matched at a reduced scale
     spec.frames = 50;
     spec.velocity_x = 2.3;
     spec.velocity_y = -1.1;
@@ -85,7 +85,9 @@ TEST(Tracker, LargeTargetMatchedAtReducedScale) {
     options.kernel = "cpu_fast";
     const TrackStats s = track_clip(dir.file("large.mkv"), truth, options);
     EXPECT_EQ(s.lost, 0);
-    EXPECT_LT(s.mean_error, 1.0) << "max " << s.max_error;  // one template pixel is 2.5 px here
+    // Sub-pixel at the template's scale: one template pixel is 120 / 32 = 3.75 px here.
+    const double reduction = spec.object_width / static_cast<double>(options.max_template_side);
+    EXPECT_LT(s.mean_error, 0.4 * reduction) << "max " << s.max_error;
     std::printf("synthetic 120x96 target: mean centre error %.3f px, max %.3f px\n", s.mean_error, s.max_error);
 }
 
@@ -100,6 +102,7 @@ TEST(Tracker, LosesAnOccludedTargetAndReDetectsItElsewhere) {
     const SyntheticScene scene_a(a), scene_b(b);
     TrackerOptions options;
     options.kernel = "cpu_fast";
+    options.redetect_budget = 0;  // the whole frame every frame (budgets: test_policy)
     Tracker tracker(options);
     std::vector<std::uint8_t> luma;
     std::string error;

@@ -299,11 +299,6 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
     }
     clamp_to_frame(frame);
     set_box();
-    if (std::getenv("CORRTRACK_TRACE"))
-        std::fprintf(stderr, "T %ld S %.1f %.1f %.3f %.3f %.2f L %.1f %.1f %.3f %d R %.1f %.1f %.3f lost %d lead %d box %.1f %.1f %.1f %.1f\n",
-                     frames_, short_.cx, short_.cy, short_.scale, short_.score, short_.psr, long_.cx, long_.cy, long_.score,
-                     long_.templ, redetected_.cx, redetected_.cy, redetected_.score, lost_, lead_count_, box_.x, box_.y,
-                     box_.width, box_.height);
     result_ = TrackResult{};
     result_.id = id_;
     result_.box = box_;
