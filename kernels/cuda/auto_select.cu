@@ -2,6 +2,9 @@
 // step) comes, times every available CUDA kernel that supports it (for a batch: cuda_dp4a,
 // cuda_dp4a_ilp, cuda_fft) with CUDA events and remembers the fastest; later
 // calls at that shape go straight to it. The timing round is the one place that synchronizes.
+// The choices are bounded: at most kMaxShapes shapes are remembered (least recently used
+// forgotten), so a tracker whose re-detection window drifts through many sizes over hours
+// neither grows this map without end nor pays a timing round on every new size forever.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +27,7 @@ constexpr float kSlowMs = 20.0f;   // up to this, kMoreRunsSlow; beyond, the one
 constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
 constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
+constexpr std::size_t kMaxShapes = 64;  // remembered winners
 
 // A batch's step is part of its shape: with step 0 the FFT shares one roi spectrum among the
 // templates, with any other it transforms every roi, so the winner may differ.
@@ -102,7 +106,12 @@ public:
         std::string name = forced_;
         if (name.empty()) {
             const auto it = winners_.find(key_of(p));
-            name = it != winners_.end() ? it->second : time_candidates(frame, p, out, stream);
+            if (it != winners_.end()) {
+                it->second.last_use = ++clock_;
+                name = it->second.name;
+            } else {
+                name = time_candidates(frame, p, out, stream);
+            }
         }
         Instance& inst = instance(name);
         sync_template(inst, stream);
@@ -133,8 +142,10 @@ public:
     std::string choice(const NccProblem& p) const override {
         if (!forced_.empty()) return forced_;
         const auto it = winners_.find(key_of(p));
-        return it != winners_.end() ? it->second : std::string();
+        return it != winners_.end() ? it->second.name : std::string();
     }
+
+    std::size_t remembered_shapes() const override { return winners_.size(); }
 
     std::string last_timings() const override { return last_timings_; }
 
@@ -160,7 +171,7 @@ private:
     bool in_use(const std::string& name) const {
         if (name == forced_) return true;
         for (const auto& [key, winner] : winners_)
-            if (winner == name) return true;
+            if (winner.name == name) return true;
         return false;
     }
 
@@ -217,7 +228,13 @@ private:
         std::stable_sort(times.begin(), times.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
         const std::string winner = times.front().second;
-        winners_[key_of(p)] = winner;
+        if (winners_.size() >= kMaxShapes) {
+            auto oldest = winners_.begin();
+            for (auto w = winners_.begin(); w != winners_.end(); ++w)
+                if (w->second.last_use < oldest->second.last_use) oldest = w;
+            winners_.erase(oldest);
+        }
+        winners_[key_of(p)] = Winner{winner, ++clock_};
 
         last_timings_.clear();
         for (const auto& [ms, name] : times) {
@@ -244,7 +261,12 @@ private:
 
     KernelInfo info_{"auto", Device::kCuda, ""};
     mutable std::map<std::string, Instance> instances_;
-    std::map<ShapeKey, std::string> winners_;
+    struct Winner {
+        std::string name;
+        std::uint64_t last_use = 0;
+    };
+    std::map<ShapeKey, Winner> winners_;
+    std::uint64_t clock_ = 0;
     std::string forced_, forced_error_, last_, last_timings_;
     TemplateUpload templ_;  // the last template, re-set on every kernel that has not seen it
     std::uint64_t templ_generation_ = 0;
