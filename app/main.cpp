@@ -1,4 +1,5 @@
 // corrtrack entry point: gui | track | eval | bench | kernels.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +41,9 @@ extern "C" {
 }
 
 int main(int argc, char** argv) {
+    // A reader that goes away (`corrtrack track ... --csv /dev/stdout | head`) is a write
+    // error to report (EPIPE, exit 1), not a silent death by SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     // Encoders (x264) and demuxers chatter at INFO level; keep stderr for what matters.
     av_log_set_level(AV_LOG_ERROR);
     CLI::App root{"corrtrack: real-time normalized cross-correlation tracking (CPU and CUDA)"};
