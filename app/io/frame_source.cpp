@@ -738,6 +738,9 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
         avio_.reset(io);
         fc->pb = io;
         fc->flags |= AVFMT_FLAG_CUSTOM_IO;
+        // Bytes from memory or a pipe name no other file: a playlist or reference inside them
+        // (HLS, concat, external MOV data) must not make the demuxer open paths or URLs.
+        av_dict_set(opts.get(), "protocol_whitelist", "none", 0);
     }
     deadline_.arm(options_.open_timeout_s);
     int ret = avformat_open_input(&fc, input.url.c_str(), input_format, opts.get());
@@ -896,6 +899,7 @@ bool LibavSource::open_decoder(bool hw, std::string* message) {
         return false;
     }
     cc->pkt_timebase = st->time_base;
+    if (options_.max_pixels > 0) cc->max_pixels = options_.max_pixels;
     if (hw) {
         cc->hw_device_ctx = av_buffer_ref(hw_device_.get());
         if (!cc->hw_device_ctx) {

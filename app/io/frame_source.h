@@ -52,6 +52,9 @@ struct SourceOptions {
     // Bytes from the caller instead of opening `input` (which then only names the input in
     // messages and suggests the container by its extension): fuzz targets, tests.
     std::shared_ptr<ByteReader> reader;
+    // Frames of more pixels are refused by the decoder (a crafted header cannot make it
+    // allocate gigabytes); 0: no limit. The default passes 16K x 16K.
+    long long max_pixels = 16384LL * 16384;
     // Set (by a signal handler, say) to stop: a blocked open or read gives up within about
     // 100 ms and read() returns kError with end_reason kInterrupted.
     const std::atomic<bool>* stop = nullptr;

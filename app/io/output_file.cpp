@@ -173,4 +173,23 @@ bool write_file_atomically(const std::string& path, const std::string& text, std
     return out.open(path, OutputFile::Mode::kStream, error) && out.write(text, error) && out.commit(error);
 }
 
+TextRead read_text_file(const std::string& path, std::size_t max_bytes, std::string* text) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return TextRead::kFailed;
+    text->clear();
+    char buf[65536];
+    std::size_t n = 0;
+    TextRead result = TextRead::kOk;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+        if (text->size() + n > max_bytes) {
+            result = TextRead::kTooLarge;
+            break;
+        }
+        text->append(buf, n);
+    }
+    if (result == TextRead::kOk && std::ferror(f)) result = TextRead::kFailed;
+    std::fclose(f);
+    return result;
+}
+
 }  // namespace corrtrack

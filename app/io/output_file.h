@@ -57,4 +57,9 @@ private:
 // Writes `text` to path through an OutputFile (temporary + rename).
 bool write_file_atomically(const std::string& path, const std::string& text, std::string* error);
 
+// Reads a whole text file of at most max_bytes (/dev/zero or a multi-gigabyte file named by
+// mistake is refused, not read into memory for ever).
+enum class TextRead { kOk, kTooLarge, kFailed };
+TextRead read_text_file(const std::string& path, std::size_t max_bytes, std::string* text);
+
 }  // namespace corrtrack
