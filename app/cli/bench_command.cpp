@@ -1276,13 +1276,14 @@ std::string script_path_for(const std::string& png) {
 
 int finish(const BenchOptions& o, const Plan& plan, Report rep, std::vector<Result> results);
 
-int run_bench(const BenchOptions& o) {
+int run_bench(const BenchOptions& o, bool dry_run) {
     Plan plan;
     std::string error;
     if (!make_plan(o, &plan, &error)) {
         std::fprintf(stderr, "corrtrack bench: error: %s\n", error.c_str());
         return kExitUsage;
     }
+    if (dry_run) return 0;
     const bool any_gpu_kernel = std::any_of(plan.kernels.begin(), plan.kernels.end(),
                                             [](const KernelEntry* k) { return k->device == Device::kCuda; });
     if (any_gpu_kernel && o.runs < kMinGpuRuns)
@@ -1502,12 +1503,13 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
             return;
         }
         if (!e2e->clips.empty()) {
+            if (outcome.dry_run) return;
             e2e->json = o->json;
             e2e->quiet = o->quiet;
             outcome.exit_code = run_e2e_bench(*e2e);
             return;
         }
-        outcome.exit_code = run_bench(*o);
+        outcome.exit_code = run_bench(*o, outcome.dry_run);
     });
 }
 

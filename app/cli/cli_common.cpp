@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/io/output_file.h"
 #include "corrtrack/ncc_math.h"
 
 namespace corrtrack {
@@ -126,14 +127,15 @@ bool parse_box(const std::string& text, BoxF* box, std::string* error) {
     std::replace_if(s.begin(), s.end(), [](char c) { return c == ',' || c == '\t' || c == ';'; }, ' ');
     std::istringstream in(s);
     double v[4];
+    const std::string shown = text.size() > 80 ? text.substr(0, 80) + "..." : text;
     for (double& x : v)
         if (!(in >> x)) {
-            if (error) *error = "box '" + text + "' is not x,y,w,h";
+            if (error) *error = "box '" + shown + "' is not x,y,w,h";
             return false;
         }
     std::string rest;
     if (in >> rest || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]) || !std::isfinite(v[3])) {
-        if (error) *error = "box '" + text + "' is not x,y,w,h";
+        if (error) *error = "box '" + shown + "' is not x,y,w,h";
         return false;
     }
     *box = {v[0], v[1], v[2], v[3]};
@@ -148,11 +150,21 @@ std::string default_box_file(const std::string& input) {
 }
 
 bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error) {
-    std::ifstream in(path);
-    if (!in) {
+    std::string text;
+    switch (read_text_file(path, kMaxBoxFileBytes, &text)) {
+    case TextRead::kOk: break;
+    case TextRead::kTooLarge:
+        *error = "box file '" + path + "' is larger than " + std::to_string(kMaxBoxFileBytes) + " bytes: not a box file";
+        return false;
+    case TextRead::kFailed:
         *error = "cannot read box file '" + path + "'";
         return false;
     }
+    return parse_box_text(text, path, boxes, error);
+}
+
+bool parse_box_text(const std::string& text, const std::string& name, std::vector<BoxF>* boxes, std::string* error) {
+    std::istringstream in(text);
     std::string line;
     const std::size_t before = boxes->size();
     while (std::getline(in, line)) {
@@ -160,13 +172,13 @@ bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::strin
         if (line.empty() || line[0] == '#') continue;
         BoxF b;
         if (!parse_box(line, &b, error)) {
-            *error = path + ": " + *error;
+            *error = name + ": " + *error;
             return false;
         }
         boxes->push_back(b);
     }
     if (boxes->size() == before) {
-        *error = "box file '" + path + "' holds no box";
+        *error = "box file '" + name + "' holds no box";
         return false;
     }
     return true;

@@ -33,7 +33,11 @@ bool parse_box(const std::string& text, BoxF* box, std::string* error);
 // sample carries its default target), else "".
 std::string default_box_file(const std::string& input);
 // One x,y,w,h per line, '#' starts a comment. False + *error when unreadable, malformed or empty.
+// At most kMaxBoxFileBytes are read (a box file is small; /dev/zero is not one).
+constexpr std::size_t kMaxBoxFileBytes = 1 << 20;
 bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error);
+// The same from text already read; `name` names it in messages.
+bool parse_box_text(const std::string& text, const std::string& name, std::vector<BoxF>* boxes, std::string* error);
 
 // Median and 95th percentile of a sample (0 when empty).
 double median(std::vector<double> v);

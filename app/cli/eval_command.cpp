@@ -65,7 +65,7 @@ plot::Figure make_figure(const std::vector<std::string>& names, const std::vecto
     return fig;
 }
 
-int run_eval(const EvalArgs& a) {
+int run_eval(const EvalArgs& a, bool dry_run) {
     std::string error;
     const std::string kernel = resolve_kernel_name(a.tracker.kernel);
     if (std::string why; !make_correlator(kernel, &why)) {
@@ -99,6 +99,7 @@ int run_eval(const EvalArgs& a) {
         std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
         return kExitUsage;
     }
+    if (dry_run) return 0;
     announce_compute_path();
     if (std::error_code ec; !a.results.empty() && !std::filesystem::create_directories(a.results, ec) && ec) {
         std::fprintf(stderr, "corrtrack eval: cannot create --results folder '%s': %s\n", a.results.c_str(),
@@ -244,7 +245,7 @@ void register_eval_command(CLI::App& root, CommandOutcome& outcome) {
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
     add_tracker_options(*cmd, args->tracker);
-    cmd->callback([args, &outcome] { outcome.exit_code = run_eval(*args); });
+    cmd->callback([args, &outcome] { outcome.exit_code = run_eval(*args, outcome.dry_run); });
 }
 
 }  // namespace corrtrack

@@ -136,7 +136,7 @@ struct Outputs {
     }
 };
 
-int run_track(const TrackArgs& a) {
+int run_track(const TrackArgs& a, bool dry_run) {
     std::string error;
     std::vector<BoxF> boxes;
     for (const std::string& s : a.boxes) {
@@ -177,6 +177,7 @@ int run_track(const TrackArgs& a) {
         std::fprintf(stderr, "corrtrack track: %s\n", why.c_str());
         return kExitUsage;
     }
+    if (dry_run) return 0;
     const nlohmann::json json_head = {{"input", a.input}, {"kernel", kernel}};
     if (!out.open(a, json_head, &error)) {
         std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
@@ -415,7 +416,7 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
         "written; 2 bad options or output paths (an output that would overwrite an input or another output); 3 the "
         "input is damaged (frames lost or truncated) and the other frames were tracked (0 with --allow-damaged); "
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP after writing the outputs.");
-    cmd->callback([args, &outcome] { outcome.exit_code = run_track(*args); });
+    cmd->callback([args, &outcome] { outcome.exit_code = run_track(*args, outcome.dry_run); });
 }
 
 }  // namespace corrtrack
