@@ -16,6 +16,7 @@ packages=(
   libfftw3-dev
   gnuplot-nox fonts-dejavu-core
   xvfb xdotool xauth
+  clang libclang-rt-dev libomp-dev  # scripts/sanitize.sh and scripts/fuzz.sh: sanitizers, libFuzzer
 )
 
 sudo_cmd=()
