@@ -120,6 +120,11 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--min-box-side", o.min_box_side, "smallest box side (pixels)")
         ->check(finite_range(1.0, 1e4))
         ->capture_default_str();
+    // Backstop: all values together through the tracker's own check, so an option declared
+    // without a range above is still a usage error (exit 2), never a failure at run time.
+    cmd.parse_complete_callback([&o] {
+        if (const std::string bad = validate(o); !bad.empty()) throw CLI::ValidationError("tracker options", bad);
+    });
 }
 
 bool parse_box(const std::string& text, BoxF* box, std::string* error) {

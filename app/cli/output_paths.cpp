@@ -120,7 +120,8 @@ bool check_output_paths(const std::vector<NamedPath>& inputs, const std::vector<
         for (const Resolved& i : in) {
             const std::string hit = overwritten(o, i);
             if (hit.empty()) continue;
-            const bool same_name = hit == o.named->path || hit == i.named->path;
+            // Name the file hit only when it is not simply the input itself.
+            const bool same_name = hit == o.named->path || hit == i.named->path || hit == i.file.string();
             *error = o.named->role + " '" + o.named->path + "' would overwrite " + i.named->role + " '" +
                      i.named->path + "'" + (same_name ? "" : " (" + hit + ")") + "; choose another output path";
             return false;

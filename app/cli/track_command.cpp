@@ -111,10 +111,9 @@ struct Outputs {
         bool ok = true;
         std::string why;
         auto report = [&](bool good) {
-            if (!good) {
-                std::fprintf(stderr, "corrtrack %s: %s\n", cmd, why.c_str());
-                ok = false;
-            }
+            if (good) return;
+            ok = false;
+            if (why != error) std::fprintf(stderr, "corrtrack %s: %s\n", cmd, why.c_str());  // else said already
         };
         if (!keep) {
             video.reset();
