@@ -246,6 +246,11 @@ TEST_F(BadInput, LostFramesAreCountedByTheirSourceIndex) {
         r = run_cli(args + " --allow-damaged", d());
         EXPECT_EQ(r.exit_code, 0) << r.err;
         EXPECT_NE(r.err.find("--allow-damaged"), std::string::npos) << r.err;
+        // --frames that covers the lost frame: still damaged; one that stops before it: fine.
+        r = run_cli(args + " --frames 38", d());
+        EXPECT_EQ(r.exit_code, 3) << r.err;
+        EXPECT_NE(r.err.find("1 frame(s) up to frame 38 missing or undecodable"), std::string::npos) << r.err;
+        EXPECT_EQ(run_cli(args + " --frames 30", d()).exit_code, 0);
     }
 }
 

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include <cuda_runtime.h>
+
 #include "app/cli/output_paths.h"
 #include "app/io/byte_reader.h"
 #include "app/io/frame_accounting.h"
@@ -259,6 +261,32 @@ TEST(BoundedCaches, FftPlansStayBoundedAndExact) {
         EXPECT_LE(FftNumerator::cached_plans(), kFftPlanCacheSize);
     }
     EXPECT_GE(FftNumerator::plans_created() - created_before, 40u);
+}
+
+// auto remembers at most 64 shapes however many it meets (a re-detection window that drifts
+// through sizes for hours). GPU only.
+TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
+    const test::OwnedImage frame = test::random_image(256, 192, 7), templ = test::random_image(8, 8, 8);
+    std::uint8_t* d_frame = nullptr;
+    float* d_map = nullptr;
+    ASSERT_EQ(cudaMalloc(&d_frame, frame.pixels.size()), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_map, frame.pixels.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(d_frame, frame.pixels.data(), frame.pixels.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    auto corr = make_auto();
+    auto* a = dynamic_cast<AutoSelect*>(corr.get());
+    ASSERT_TRUE(a);
+    corr->set_template(templ.view(), nullptr);
+    const ImageView view{d_frame, 256, 192, 256, MemorySpace::kDevice};
+    for (int k = 0; k < 100; ++k) {
+        const NccProblem p{{256, 192}, {8, 8}, Rect{0, 0, 40 + k, 30 + k}, 1};
+        const Size o = p.out_size();
+        corr->run(view, p, {d_map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
+        EXPECT_LE(a->remembered_shapes(), 64u);
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(d_frame);
+    cudaFree(d_map);
 }
 
 }  // namespace

@@ -325,6 +325,16 @@ int run_track(const TrackArgs& a, bool dry_run) {
             std::fprintf(stderr, "corrtrack track: '%s' has no frames\n", a.input.c_str());
             exit_code = kExitInput;
         }
+    } else if (!failed && !signalled) {
+        // --frames ended the run: frames lost among those it covered still make it damaged.
+        const long lost = static_cast<long>(
+            std::count_if(rep.lost_at.begin(), rep.lost_at.end(), [&](long i) { return i <= last_index; }));
+        if (lost > 0) {
+            std::fprintf(stderr, "%scorrtrack track: '%s': %ld frame(s) up to frame %ld missing or undecodable%s\n", nl,
+                         a.input.c_str(), lost, last_index,
+                         a.allow_damaged ? " (--allow-damaged)" : " (--allow-damaged accepts this)");
+            if (!a.allow_damaged) exit_code = kExitDamaged;
+        }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     nlohmann::json lost_at = rep.lost_at;
