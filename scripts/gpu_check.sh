@@ -9,8 +9,13 @@
 #   smi        nvidia-smi (summary + full -q report)
 #   libs       every shared library the binaries need resolves, and every symbol (ldd -r)
 #   tests      every test binary of the build (gtest XML per binary), test_kernel_sweep first
-#   sanitizer  compute-sanitizer memcheck and racecheck on test_kernel_sweep (a short gtest
-#              filter); "memcheck" or "racecheck" alone select one of them
+#   sanitizer  compute-sanitizer memcheck, racecheck and initcheck, each on the kernels
+#              (test_kernel_sweep, SANITIZER_GTEST_FILTER) and on the tracker (test_tracker's
+#              and test_pipeline's GPU paths, SANITIZER_TRACKER_FILTER); "memcheck",
+#              "racecheck" or "initcheck" alone select one tool
+#   soak       test_soak on the GPU tracker (kernel auto): 8 targets x 3 scales for SOAK_FRAMES
+#              (90000, an hour at 25 fps); RSS and update time at the start and the end in
+#              soak.json and soak.txt (limit T_SOAK, 300 s)
 #   bench      corrtrack bench, the full default sweep: bench.csv, bench.png, bench.json, bench.txt
 #   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264): NVDEC
 #              (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
@@ -52,14 +57,18 @@
 #   FFMPEG_PREFIX           the minimal FFmpeg's prefix (default /tmp/ffmpeg)
 #   SANITIZER_GTEST_FILTER  gtest filter for the sanitizer runs (default: *KernelSweep*cuda_*;
 #                           narrow it, e.g. *KernelSweep*cuda_shared, if the runs time out)
+#   SANITIZER_TRACKER_FILTER  the same for test_tracker and test_pipeline (default: the GPU
+#                           tracker and track-loop tests: *MultiTracker*:*SameTrack*:*TrackLoop*)
+#   SOAK_FRAMES             frames of the soak step (default 90000)
 #   BENCH_ARGS              extra arguments for corrtrack bench (e.g. "--runs 50")
 #   LINK_SOURCE_DIR=0       do not symlink the build's absolute source path (from its
 #                           CMakeCache.txt) to this copy of the repository; by default the link is
 #                           made when that path does not exist here, so that tests which read
 #                           assets or run the CLI through the baked-in CORRTRACK_SOURCE_DIR and
 #                           CORRTRACK_BINARY find them
-#   T_TOTAL T_FFMPEG T_SMI T_TESTS T_TEST_MAX T_MEMCHECK T_RACECHECK T_BENCH T_NVDEC T_PYTHON
-#                           time limits in seconds (defaults 450 240 20 130 90 60 60 170 60 300);
+#   T_TOTAL T_FFMPEG T_SMI T_TESTS T_TEST_MAX T_MEMCHECK T_RACECHECK T_INITCHECK T_BENCH T_NVDEC
+#   T_SOAK T_PYTHON         time limits in seconds (defaults 450 240 20 130 90 60 60 60 170 60
+#                           300 300); each sanitizer tool's limit is shared by its two runs;
 #                           T_TESTS is shared by all test binaries, T_TEST_MAX caps any one of
 #                           them, T_TOTAL caps the whole run
 set -uo pipefail
@@ -98,11 +107,15 @@ T_TESTS="${T_TESTS:-130}"
 T_TEST_MAX="${T_TEST_MAX:-90}"
 T_MEMCHECK="${T_MEMCHECK:-60}"
 T_RACECHECK="${T_RACECHECK:-60}"
+T_INITCHECK="${T_INITCHECK:-60}"
+T_SOAK="${T_SOAK:-300}"
 T_BENCH="${T_BENCH:-170}"
 T_NVDEC="${T_NVDEC:-60}"
 T_E2E="${T_E2E:-150}"
 T_PYTHON="${T_PYTHON:-300}"
 SANITIZER_GTEST_FILTER="${SANITIZER_GTEST_FILTER:-*KernelSweep*cuda_*}"
+SANITIZER_TRACKER_FILTER="${SANITIZER_TRACKER_FILTER:-*MultiTracker*:*SameTrack*:*TrackLoop*}"
+SOAK_FRAMES="${SOAK_FRAMES:-90000}"
 STEPS="${STEPS:-ffmpeg smi libs tests sanitizer bench nvdec e2e}"
 deadline=$((t_begin + T_TOTAL))
 
@@ -112,8 +125,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|bench|nvdec|e2e|python) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck bench nvdec e2e python)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|python) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -211,7 +224,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests bench nvdec e2e python; then
+if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -299,29 +312,54 @@ sanitizer="$(command -v compute-sanitizer || true)"
 for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
   [ -z "$sanitizer" ] && [ -x "$c" ] && sanitizer="$c"
 done
-for tool in memcheck racecheck; do
+for tool in memcheck racecheck initcheck; do
   want sanitizer "$tool" || continue
-  limit=$T_MEMCHECK
-  [ $tool = racecheck ] && limit=$T_RACECHECK
-  log="sanitizer-$tool.log"
+  case $tool in memcheck) limit=$T_MEMCHECK ;; racecheck) limit=$T_RACECHECK ;; *) limit=$T_INITCHECK ;; esac
   if [ -z "$sanitizer" ]; then
-    echo "compute-sanitizer not found" >"$out/$log"
-    record "sanitizer $tool" "SKIP (no compute-sanitizer)" 0 "$log"
+    echo "compute-sanitizer not found" >"$out/sanitizer-$tool.log"
+    record "sanitizer $tool" "SKIP (no compute-sanitizer)" 0 "sanitizer-$tool.log"
     continue
   fi
-  if [ ! -x "$build/tests/test_kernel_sweep" ]; then
-    record "sanitizer $tool" "SKIP (no test_kernel_sweep)" 0 -
-    continue
-  fi
-  t0=$SECONDS
-  run_step "$(limit_of "$limit")" "$out/$log" "$sanitizer" --tool "$tool" --error-exitcode 86 \
-    "$build/tests/test_kernel_sweep" --gtest_filter="$SANITIZER_GTEST_FILTER"
-  rc=$?
-  st="$(status_of $rc)"
-  [ $rc = 86 ] && st="FAIL (sanitizer errors)"
-  errs="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$log" | tail -1)"
-  record "sanitizer $tool" "$st${errs:+: $errs}" $((SECONDS - t0)) "$log"
+  # The kernels (the sweep), then the tracker's device path and the track loop; the tool's
+  # limit is shared, half each.
+  for target in kernels tracker; do
+    if [ $target = kernels ]; then
+      bins=(test_kernel_sweep); filter="$SANITIZER_GTEST_FILTER"
+    else
+      bins=(test_tracker test_pipeline); filter="$SANITIZER_TRACKER_FILTER"
+    fi
+    log="sanitizer-$tool-$target.log"
+    : >"$out/$log"
+    t0=$SECONDS
+    worst=0
+    for bin in "${bins[@]}"; do
+      if [ ! -x "$build/tests/$bin" ]; then
+        echo "no $bin" >>"$out/$log"; worst=2; continue
+      fi
+      run_step "$(limit_of $((limit / 2 / ${#bins[@]} + 1)))" "$out/$log.part" "$sanitizer" --tool "$tool" \
+        --error-exitcode 86 "$build/tests/$bin" --gtest_filter="$filter"
+      rc=$?
+      cat "$out/$log.part" >>"$out/$log"; rm -f "$out/$log.part"
+      [ $rc != 0 ] && [ $worst = 0 ] && worst=$rc
+      [ $rc = 86 ] && worst=86
+    done
+    st="$(status_of $worst)"
+    [ $worst = 86 ] && st="FAIL (sanitizer errors)"
+    errs="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$log" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+    record "sanitizer $tool $target" "$st${errs:+: $errs}" $((SECONDS - t0)) "$log"
+  done
 done
+
+# soak: the GPU tracker (kernel auto) for SOAK_FRAMES frames rendered in memory, 8 targets x 3
+# scales; the test fails when RSS or the update time grow by 10% after its warm-up.
+if want soak; then
+  t0=$SECONDS
+  run_step "$(limit_of "$T_SOAK")" "$out/soak.txt" env CORRTRACK_SOAK_FRAMES="$SOAK_FRAMES" \
+    CORRTRACK_SOAK_KERNEL=auto CORRTRACK_SOAK_REPORT="$out/soak.json" "$build/tests/test_soak"
+  rc=$?
+  line="$(grep -E '^soak: [0-9]+ frames' "$out/soak.txt" | tail -1 | cut -c1-160)"
+  record soak "$(status_of $rc)${line:+: $line}" $((SECONDS - t0)) "soak.txt, soak.json"
+fi
 
 # bench: the full default sweep. GPU kernels run first; --max-total-seconds leaves time to
 # write the outputs before the step's time limit.

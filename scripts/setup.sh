@@ -22,6 +22,7 @@ packages=(
   gnuplot-nox fonts-dejavu-core
   python3-dev python3-venv
   xvfb xdotool xauth
+  clang libclang-rt-dev libomp-dev  # scripts/sanitize.sh and scripts/fuzz.sh: sanitizers, libFuzzer
 )
 
 sudo_cmd=()

@@ -34,7 +34,9 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/e2e_bench.h"
 #include "app/cli/commands.h"
+#include "app/cli/output_paths.h"
 #include "app/eval/plot.h"
+#include "app/io/output_file.h"
 #include "corrtrack/correlator.h"
 #include "kernels/cuda/cuda_check.cuh"
 
@@ -72,6 +74,9 @@ constexpr int kWindowFactor = 3;
 const char* const kBaselines[] = {"cuda_shared", "cuda_fft"};
 // --batch at most this many targets (one correlator each for the separate calls).
 constexpr int kMaxBatch = 1024;
+// Frames up to 16384 a side and 8192x8192 pixels: a float map of the largest is 256 MiB.
+constexpr int kMaxFrameSide = 16384;
+constexpr long long kMaxFrameArea = 8192LL * 8192;
 
 enum class Mode { kFull, kWindow };
 
@@ -178,12 +183,22 @@ bool make_plan(const BenchOptions& o, Plan* plan, std::string* error) {
             *error = "--sizes: malformed frame size '" + s + "' (expected WIDTHxHEIGHT, e.g. 1920x1080)";
             return false;
         }
+        if (size.width > kMaxFrameSide || size.height > kMaxFrameSide || size.area() > kMaxFrameArea) {
+            *error = "--sizes: frame size '" + s + "' is too large (at most " + std::to_string(kMaxFrameSide) +
+                     " a side and " + std::to_string(kMaxFrameArea) + " pixels)";
+            return false;
+        }
         plan->sizes.push_back(size);
     }
     for (const std::string& s : split_list(o.templates)) {
         Size size;
         if (!parse_size(s, true, &size)) {
             *error = "--templates: malformed template size '" + s + "' (expected N or WIDTHxHEIGHT, e.g. 32 or 48x24)";
+            return false;
+        }
+        if (size.width > kMaxFrameSide || size.height > kMaxFrameSide) {
+            *error = "--templates: template size '" + s + "' is too large (at most " +
+                     std::to_string(kMaxFrameSide) + " a side)";
             return false;
         }
         plan->templates.push_back(size);
@@ -563,13 +578,21 @@ public:
     std::vector<Result> run() {
         const double hang_s = o_.hang_seconds > 0 ? o_.hang_seconds : std::max(60.0, 30.0 * o_.max_seconds);
         std::thread watchdog([this, hang_s] { watch(hang_s); });
-        run_all();
+        // Whatever escapes a case (bad_alloc for a frame too large for this machine) must
+        // not leave the watchdog joinable: that would be std::terminate.
+        std::exception_ptr failure;
+        try {
+            run_all();
+        } catch (...) {
+            failure = std::current_exception();
+        }
         {
             std::lock_guard<std::mutex> lock(watch_mutex_);
             stop_watch_ = true;
         }
         watch_cv_.notify_all();
         watchdog.join();
+        if (failure) std::rethrow_exception(failure);
         std::lock_guard<std::mutex> lock(results_mutex_);
         return std::move(results_);
     }
@@ -1134,11 +1157,7 @@ void print_cpu_pairs(const std::vector<CpuPair>& pairs, std::FILE* f) {
 }
 
 bool write_csv(const Report& rep, const std::string& path, std::string* error) {
-    std::ofstream out(path);
-    if (!out) {
-        *error = "cannot write " + path;
-        return false;
-    }
+    std::ostringstream out;
     for (const std::string& line : header_lines(rep)) out << "# " << line << "\n";
     out << "kernel,size,template,mode,median_ms,mpos_per_s,gmac_per_s,dp4a_peak_pct";
     for (const std::string& n : rep.ratio_names) out << ",x_" << n;
@@ -1162,11 +1181,7 @@ bool write_csv(const Report& rep, const std::string& path, std::string* error) {
         }
         out << "\n";
     }
-    if (!out.flush()) {
-        *error = "error writing " + path;
-        return false;
-    }
-    return true;
+    return write_file_atomically(path, out.str(), error);
 }
 
 bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std::string& path, std::string* error) {
@@ -1212,13 +1227,7 @@ bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std:
             doc["cpu_comparison"].push_back({{"first", p.a->name}, {"second", p.b->name},
                                              {"size", size_text(a->c.frame)}, {"template", size_text(a->c.templ)},
                                              {"mode", mode_name(a->c.mode)}, {"ratio", b->median_ms / a->median_ms}});
-    std::ofstream out(path);
-    out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-    if (!out.flush()) {
-        *error = "cannot write " + path;
-        return false;
-    }
-    return true;
+    return write_file_atomically(path, doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n", error);
 }
 
 // One panel per mode at 1920x1080 (or the largest size run): effective GMAC/s, log scale,
@@ -1267,13 +1276,14 @@ std::string script_path_for(const std::string& png) {
 
 int finish(const BenchOptions& o, const Plan& plan, Report rep, std::vector<Result> results);
 
-int run_bench(const BenchOptions& o) {
+int run_bench(const BenchOptions& o, bool dry_run) {
     Plan plan;
     std::string error;
     if (!make_plan(o, &plan, &error)) {
         std::fprintf(stderr, "corrtrack bench: error: %s\n", error.c_str());
         return kExitUsage;
     }
+    if (dry_run) return 0;
     const bool any_gpu_kernel = std::any_of(plan.kernels.begin(), plan.kernels.end(),
                                             [](const KernelEntry* k) { return k->device == Device::kCuda; });
     if (any_gpu_kernel && o.runs < kMinGpuRuns)
@@ -1426,19 +1436,26 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--modes", o->modes,
                     "full (whole frame) and/or window (search region 3x the template side, centred)")
         ->capture_default_str();
-    cmd->add_option("--runs", o->runs, "Timed runs per case (median; 20+ for GPU kernels)")->capture_default_str();
-    cmd->add_option("--warmup", o->warmup, "Untimed runs before timing")->capture_default_str();
+    cmd->add_option("--runs", o->runs, "Timed runs per case (median; 20+ for GPU kernels)")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    cmd->add_option("--warmup", o->warmup, "Untimed runs before timing")
+        ->check(CLI::Range(0, 10000))
+        ->capture_default_str();
     cmd->add_option("--max-seconds", o->max_seconds,
                     "Time budget per case: a case whose single run takes longer (measured, or predicted from "
                     "the kernel's smaller cases) is skipped as too slow; CPU kernels time fewer runs to fit")
+        ->check(finite_range(0.001, 86400))
         ->capture_default_str();
     cmd->add_option("--max-total-seconds", o->max_total_seconds,
                     "Stop starting new cases after this long (0: no limit); the rest are marked skipped, "
                     "outputs are still written. GPU kernels run first")
+        ->check(finite_range(0, 1e7))
         ->capture_default_str();
     cmd->add_option("--hang-seconds", o->hang_seconds,
                     "Give up on a kernel call that has not returned after this long (deadlock, spinning GPU "
                     "kernel): write what was measured, mark the case hung, exit 1 (0: max(60, 30 x --max-seconds))")
+        ->check(finite_range(0, 1e7))
         ->capture_default_str();
     cmd->add_option("--csv", o->csv, "Write the results as CSV ('#' header lines, then one row per case)");
     cmd->add_option("--json", o->json, "Write the results, with every timed run, as JSON");
@@ -1447,7 +1464,8 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
                     "side by side; needs gnuplot (without it the script is saved next to it as .gp)");
     cmd->add_option("--seed", o->seed, "Seed of the random frames and templates")->capture_default_str();
     cmd->add_option("--peak-gmacs", o->peak_gmacs,
-                    "DP4A peak in GMAC/s for the %DP4A column (default: SMs x clock x DP4A/clk/SM x 4)");
+                    "DP4A peak in GMAC/s for the %DP4A column (default: SMs x clock x DP4A/clk/SM x 4)")
+        ->check(finite_range(0, 1e9));
     cmd->add_flag("--variants", o->variants, "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");
     cmd->add_option("--ratio-to", o->ratio_to, "Extra 'x NAME' columns: median(NAME) / median(row) on the same case")
         ->delimiter(',');
@@ -1455,6 +1473,7 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
                     "Window cases also time N targets as one batched run (atlas of N search windows, "
                     "templates=N, template_roi_step=window height) against N separate run() calls; adds "
                     "batch_n, batch_ms, per_target_ms, batch_speedup, batch_status columns (0: off)")
+        ->check(CLI::Range(0, kMaxBatch))
         ->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "No per-case progress lines on stderr");
     cmd->footer(
@@ -1470,16 +1489,27 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
         ->delimiter(',');
     cmd->add_option("--e2e-box", e2e->boxes, "e2e target box x,y,w,h; repeat for more (default: 64x64 in the middle)");
     cmd->add_option("--e2e-kernel", e2e->kernel, "e2e tracker kernel")->capture_default_str();
-    cmd->add_option("--e2e-frames", e2e->frames, "e2e frames per pass (-1: whole clip)")->capture_default_str();
-    cmd->add_option("--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)")->capture_default_str();
+    cmd->add_option("--e2e-frames", e2e->frames, "e2e frames per pass (-1: whole clip)")
+        ->check(frame_count())
+        ->capture_default_str();
+    cmd->add_option("--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)")->check(CLI::Range(1, 1000))
+        ->capture_default_str();
     cmd->callback([o, e2e, &outcome] {
+        std::vector<NamedPath> inputs, outputs{{o->csv, "--csv"}, {o->json, "--json"}, {o->plot, "--plot"}};
+        for (const std::string& clip : e2e->clips) inputs.push_back({clip, "the --e2e clip"});
+        if (std::string error; !check_output_paths(inputs, outputs, &error)) {
+            std::fprintf(stderr, "corrtrack bench: error: %s\n", error.c_str());
+            outcome.exit_code = kExitUsage;
+            return;
+        }
         if (!e2e->clips.empty()) {
+            if (outcome.dry_run) return;
             e2e->json = o->json;
             e2e->quiet = o->quiet;
             outcome.exit_code = run_e2e_bench(*e2e);
             return;
         }
-        outcome.exit_code = run_bench(*o);
+        outcome.exit_code = run_bench(*o, outcome.dry_run);
     });
 }
 

@@ -1,20 +1,62 @@
 #include "app/cli/cli_common.h"
 
+#include <cstdlib>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "app/io/output_file.h"
+#include "corrtrack/ncc_math.h"
+
 namespace corrtrack {
 
+CLI::Validator finite_range(double lo, double hi) {
+    char range[96];
+    std::snprintf(range, sizeof range, "%g to %g", lo, hi);
+    const std::string text = range;
+    return CLI::Validator(
+        [lo, hi, text](std::string& s) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            if (s.empty() || end == s.c_str() || *end != '\0') return "'" + s + "' is not a number";
+            if (!std::isfinite(v)) return "'" + s + "' is not a finite number (allowed: " + text + ")";
+            if (v < lo || v > hi) return "'" + s + "' is outside the allowed range " + text;
+            return {};
+        },
+        "in " + text);
+}
+
+CLI::Validator frame_count() {
+    return CLI::Validator(
+        [](std::string& s) -> std::string {
+            char* end = nullptr;
+            errno = 0;
+            const long long v = std::strtoll(s.c_str(), &end, 10);
+            if (s.empty() || end == s.c_str() || *end != '\0' || errno == ERANGE)
+                return "'" + s + "' is not a whole number";
+            if (v == -1 || (v >= 1 && v <= kMaxFrames)) return {};
+            if (v == 0) return "0 frames would process nothing: give at least 1 (or -1 for all)";
+            return "'" + s + "' is outside the allowed range: -1 (all) or 1 to " + std::to_string(kMaxFrames);
+        },
+        "-1 (all) or >= 1");
+}
+
 void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
+    // Ranges: those of validate() (app/track/options.cpp), which the commands also call after
+    // parsing: wide enough for any sensible use, narrow enough that no value can exhaust memory
+    // or time (a 10x window of a 256 px template is 2560 px; 25 scales are 25 searches).
     cmd.add_option("--kernel,-k", o.kernel, "correlation kernel (see `corrtrack kernels`); auto = fastest here")
         ->capture_default_str();
     cmd.add_option("--search-factor", o.search_factor, "search window side as a multiple of the box side")
+        ->check(finite_range(1.0, 10.0))
         ->capture_default_str();
     cmd.add_option("--max-template", o.max_template_side, "boxes larger than this are matched at reduced scale")
+        ->check(CLI::Range(4, kMaxTemplateSide))
         ->capture_default_str();
     cmd.add_option_function<std::string>(
            "--update",
@@ -23,31 +65,75 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
                    throw CLI::ValidationError("--update", "must be none, keyframe or blend");
            },
            "template update policy: none | keyframe | blend (default blend)");
-    cmd.add_option("--blend-rate", o.blend_rate, "weight of the new appearance in a blend update")->capture_default_str();
-    cmd.add_option("--keyframe-interval", o.keyframe_interval, "frames between keyframe updates")->capture_default_str();
-    cmd.add_option("--update-min-score", o.update_min_score, "update the template only above this NCC")->capture_default_str();
-    cmd.add_option("--lost-score", o.lost_score, "below this NCC the target is lost")->capture_default_str();
-    cmd.add_option("--recover-score", o.recover_score, "re-detection must reach this NCC")->capture_default_str();
-    cmd.add_option("--scales", o.scales, "scales searched per frame (1 = no scale search)")->capture_default_str();
-    cmd.add_option("--scale-penalty", o.scale_penalty, "score factor for picking a neighbouring scale")
+    cmd.add_option("--blend-rate", o.blend_rate, "weight of the new appearance in a blend update")
+        ->check(finite_range(0.0, 1.0))
         ->capture_default_str();
-    cmd.add_option("--scale-rate", o.scale_rate, "share of each frame's scale estimate applied")->capture_default_str();
+    cmd.add_option("--keyframe-interval", o.keyframe_interval, "frames between keyframe updates")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    cmd.add_option("--update-min-score", o.update_min_score, "update the template only above this NCC")
+        ->check(finite_range(-1.0, 1.0))
+        ->capture_default_str();
+    cmd.add_option("--lost-score", o.lost_score, "below this NCC the target is lost")
+        ->check(finite_range(-1.0, 1.0))
+        ->capture_default_str();
+    cmd.add_option("--recover-score", o.recover_score, "re-detection must reach this NCC")
+        ->check(finite_range(-1.0, 1.0))
+        ->capture_default_str();
+    cmd.add_option("--scales", o.scales, "scales searched per frame (1 = no scale search)")
+        ->check(CLI::Range(1, 25))
+        ->capture_default_str();
+    cmd.add_option("--scale-penalty", o.scale_penalty, "score factor for picking a neighbouring scale")
+        ->check(finite_range(0.0, 1.0))
+        ->capture_default_str();
+    cmd.add_option("--scale-rate", o.scale_rate, "share of each frame's scale estimate applied")
+        ->check(finite_range(0.0, 1.0))
+        ->capture_default_str();
     cmd.add_option("--anchor", o.anchor, "weight of the first frame's appearance kept in the template")
+        ->check(finite_range(0.0, 1.0))
         ->capture_default_str();
     cmd.add_option("--motion-penalty", o.motion_penalty, "NCC cost of a jump to the search window's edge")
+        ->check(finite_range(0.0, 10.0))
         ->capture_default_str();
-    cmd.add_option("--scale-step", o.scale_step, "ratio between neighbouring scales")->capture_default_str();
-    cmd.add_option("--update-min-psr", o.update_min_psr, "learn only when the peak's PSR reaches this")->capture_default_str();
-    cmd.add_option("--lost-psr", o.lost_psr, "lost when the peak's PSR falls below this")->capture_default_str();
-    cmd.add_option("--recover-psr", o.recover_psr, "a re-detection's PSR must reach this")->capture_default_str();
-    cmd.add_option("--window-speed", o.window_speed, "window margin grows by this many frames of motion")->capture_default_str();
+    cmd.add_option("--scale-step", o.scale_step, "ratio between neighbouring scales")
+        ->check(finite_range(1.0, 2.0))
+        ->capture_default_str();
+    cmd.add_option("--update-min-psr", o.update_min_psr, "learn only when the peak's PSR reaches this")
+        ->check(finite_range(0.0, 100.0))
+        ->capture_default_str();
+    cmd.add_option("--lost-psr", o.lost_psr, "lost when the peak's PSR falls below this")
+        ->check(finite_range(0.0, 100.0))
+        ->capture_default_str();
+    cmd.add_option("--recover-psr", o.recover_psr, "a re-detection's PSR must reach this")
+        ->check(finite_range(0.0, 100.0))
+        ->capture_default_str();
+    cmd.add_option("--window-speed", o.window_speed, "window margin grows by this many frames of motion")
+        ->check(finite_range(0.0, 10.0))
+        ->capture_default_str();
     cmd.add_option("--scale-fit", o.scale_fit, "sub-step scale estimate")->capture_default_str();
-    cmd.add_option("--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)")->capture_default_str();
-    cmd.add_option("--memory", o.memory, "templates kept besides the working one")->capture_default_str();
-    cmd.add_option("--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)")->capture_default_str();
-    cmd.add_option("--redetect-confirm", o.redetect_confirm, "frames a re-detection must hold")->capture_default_str();
-    cmd.add_option("--redetect-margin", o.redetect_margin, "NCC lead of a re-detection over its runner-up")->capture_default_str();
-    cmd.add_option("--min-box-side", o.min_box_side, "smallest box side (pixels)")->capture_default_str();
+    cmd.add_option("--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)")
+        ->check(finite_range(0.0, 1.0))
+        ->capture_default_str();
+    cmd.add_option("--memory", o.memory, "templates kept besides the working one")
+        ->check(CLI::Range(0, 16))
+        ->capture_default_str();
+    cmd.add_option("--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)")
+        ->check(CLI::Range(-1, 1000000000))
+        ->capture_default_str();
+    cmd.add_option("--redetect-confirm", o.redetect_confirm, "frames a re-detection must hold")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
+    cmd.add_option("--redetect-margin", o.redetect_margin, "NCC lead of a re-detection over its runner-up")
+        ->check(finite_range(0.0, 2.0))
+        ->capture_default_str();
+    cmd.add_option("--min-box-side", o.min_box_side, "smallest box side (pixels)")
+        ->check(finite_range(1.0, 1e4))
+        ->capture_default_str();
+    // Backstop: all values together through the tracker's own check, so an option declared
+    // without a range above is still a usage error (exit 2), never a failure at run time.
+    cmd.parse_complete_callback([&o] {
+        if (const std::string bad = validate(o); !bad.empty()) throw CLI::ValidationError("tracker options", bad);
+    });
 }
 
 bool parse_box(const std::string& text, BoxF* box, std::string* error) {
@@ -55,14 +141,15 @@ bool parse_box(const std::string& text, BoxF* box, std::string* error) {
     std::replace_if(s.begin(), s.end(), [](char c) { return c == ',' || c == '\t' || c == ';'; }, ' ');
     std::istringstream in(s);
     double v[4];
+    const std::string shown = text.size() > 80 ? text.substr(0, 80) + "..." : text;
     for (double& x : v)
         if (!(in >> x)) {
-            if (error) *error = "box '" + text + "' is not x,y,w,h";
+            if (error) *error = "box '" + shown + "' is not x,y,w,h";
             return false;
         }
     std::string rest;
     if (in >> rest || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]) || !std::isfinite(v[3])) {
-        if (error) *error = "box '" + text + "' is not x,y,w,h";
+        if (error) *error = "box '" + shown + "' is not x,y,w,h";
         return false;
     }
     *box = {v[0], v[1], v[2], v[3]};
@@ -77,11 +164,21 @@ std::string default_box_file(const std::string& input) {
 }
 
 bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error) {
-    std::ifstream in(path);
-    if (!in) {
+    std::string text;
+    switch (read_text_file(path, kMaxBoxFileBytes, &text)) {
+    case TextRead::kOk: break;
+    case TextRead::kTooLarge:
+        *error = "box file '" + path + "' is larger than " + std::to_string(kMaxBoxFileBytes) + " bytes: not a box file";
+        return false;
+    case TextRead::kFailed:
         *error = "cannot read box file '" + path + "'";
         return false;
     }
+    return parse_box_text(text, path, boxes, error);
+}
+
+bool parse_box_text(const std::string& text, const std::string& name, std::vector<BoxF>* boxes, std::string* error) {
+    std::istringstream in(text);
     std::string line;
     const std::size_t before = boxes->size();
     while (std::getline(in, line)) {
@@ -89,13 +186,13 @@ bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::strin
         if (line.empty() || line[0] == '#') continue;
         BoxF b;
         if (!parse_box(line, &b, error)) {
-            *error = path + ": " + *error;
+            *error = name + ": " + *error;
             return false;
         }
         boxes->push_back(b);
     }
     if (boxes->size() == before) {
-        *error = "box file '" + path + "' holds no box";
+        *error = "box file '" + name + "' holds no box";
         return false;
     }
     return true;

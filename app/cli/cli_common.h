@@ -12,8 +12,19 @@
 namespace corrtrack {
 
 // Adds --kernel, --search-factor, --max-template, --update, --blend-rate, --keyframe-interval,
-// --update-min-score, --lost-score, --recover-score, --scales, --scale-step.
+// --update-min-score, --lost-score, --recover-score, --scales, --scale-step, ... Every numeric
+// option carries its range check at its declaration (a value outside is a usage error, exit 2);
+// a new option follows the same pattern.
 void add_tracker_options(CLI::App& cmd, TrackerOptions& options);
+
+// Option value checks. finite_range: a finite number in [lo, hi]; CLI::Range alone lets NaN
+// through (every comparison with NaN is false) and says nothing about inf.
+CLI::Validator finite_range(double lo, double hi);
+// A frame count: -1 (all) or 1..kMaxFrames; 0 would process nothing and is refused.
+CLI::Validator frame_count();
+// Bounds shared by every command that reads media.
+constexpr double kMaxReadTimeoutS = 86400;  // a day: "wait for ever" in practice
+constexpr long kMaxFrames = 1L << 40;
 
 // "x,y,w,h" (commas, spaces or tabs). False + *error when malformed.
 bool parse_box(const std::string& text, BoxF* box, std::string* error);
@@ -22,7 +33,11 @@ bool parse_box(const std::string& text, BoxF* box, std::string* error);
 // sample carries its default target), else "".
 std::string default_box_file(const std::string& input);
 // One x,y,w,h per line, '#' starts a comment. False + *error when unreadable, malformed or empty.
+// At most kMaxBoxFileBytes are read (a box file is small; /dev/zero is not one).
+constexpr std::size_t kMaxBoxFileBytes = 1 << 20;
 bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error);
+// The same from text already read; `name` names it in messages.
+bool parse_box_text(const std::string& text, const std::string& name, std::vector<BoxF>* boxes, std::string* error);
 
 // Median and 95th percentile of a sample (0 when empty).
 double median(std::vector<double> v);
@@ -36,8 +51,12 @@ struct StageSamples {
     std::string summary() const;
 };
 
-// Exit codes: usage problems (bad flag values, unknown kernel) vs input/runtime failures.
+// Exit codes: usage problems (bad flag values, unknown kernel, an output that would overwrite
+// an input) vs input/runtime failures (an input that cannot be read, a write error), a damaged
+// input whose other frames were tracked (track; --allow-damaged makes it 0), and 128 + N for
+// a run stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP) after writing its outputs.
 constexpr int kExitUsage = 2;
 constexpr int kExitInput = 1;
+constexpr int kExitDamaged = 3;
 
 }  // namespace corrtrack

@@ -7,6 +7,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/output_paths.h"
 #include "app/eval/otb.h"
 #include "app/eval/plot.h"
 #include "app/io/result_writers.h"
@@ -64,7 +65,7 @@ plot::Figure make_figure(const std::vector<std::string>& names, const std::vecto
     return fig;
 }
 
-int run_eval(const EvalArgs& a) {
+int run_eval(const EvalArgs& a, bool dry_run) {
     std::string error;
     const std::string kernel = resolve_kernel_name(a.tracker.kernel);
     if (std::string why; !make_correlator(kernel, &why)) {
@@ -86,8 +87,25 @@ int run_eval(const EvalArgs& a) {
         }
         sequences = kept;
     }
+    // No output may overwrite a sequence's files (its ground truth, images, video) or another.
+    std::vector<NamedPath> inputs{{a.dataset, "the dataset", false}}, outputs;
+    for (const SequenceInfo& s : sequences) inputs.push_back({s.input, "sequence '" + s.name + "'", false});
+    outputs.push_back({a.json, "--json", false});
+    outputs.push_back({a.plot, "--plot", false});
+    if (!a.results.empty())
+        for (const SequenceInfo& s : sequences)
+            outputs.push_back({(std::filesystem::path(a.results) / (s.name + ".txt")).string(), "--results", false});
+    if (!check_output_paths(inputs, outputs, &error)) {
+        std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
+        return kExitUsage;
+    }
+    if (dry_run) return 0;
     announce_compute_path();
-    if (!a.results.empty()) std::filesystem::create_directories(a.results);
+    if (std::error_code ec; !a.results.empty() && !std::filesystem::create_directories(a.results, ec) && ec) {
+        std::fprintf(stderr, "corrtrack eval: cannot create --results folder '%s': %s\n", a.results.c_str(),
+                     ec.message().c_str());
+        return kExitInput;
+    }
 
     // Sequences are independent: with --jobs they run on that many threads, each with its
     // own decoder and trackers; the table comes out in name order either way.
@@ -210,7 +228,7 @@ void register_eval_command(CLI::App& root, CommandOutcome& outcome) {
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
     add_tracker_options(*cmd, args->tracker);
-    cmd->callback([args, &outcome] { outcome.exit_code = run_eval(*args); });
+    cmd->callback([args, &outcome] { outcome.exit_code = run_eval(*args, outcome.dry_run); });
 }
 
 }  // namespace corrtrack

@@ -99,12 +99,13 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
         ->capture_default_str();
     cmd->add_option("--colormap", args->colormap, "heatmap colours: turbo | grey | viridis")->capture_default_str();
     cmd->add_option("--blend", g.blend, "heatmap opacity over the search window, 0..1")
-        ->check(CLI::Range(0.0, 1.0))
+        ->check(finite_range(0.0, 1.0))
         ->capture_default_str();
     cmd->add_flag("--pause-at-start", g.pause_at_start, "open paused on the first frame");
     cmd->add_flag("--max-speed", g.max_speed, "process frames as fast as they decode instead of at their timestamps");
     cmd->add_option("--screenshot", g.screenshot, "run --frames frames, write the window to this PNG and exit");
     cmd->add_option("--frames", g.frames, "frames to track before the screenshot (the first frame counts)")
+        ->check(CLI::Range(1L, kMaxFrames))
         ->capture_default_str();
     cmd->add_flag("--print-box", g.print_box,
                   "screenshot mode: print the frame, the letterbox (view x0 y0 scale) and each target's box, "
@@ -119,7 +120,8 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
            },
            "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows; "
            "frames then reach GL through CUDA-GL interop)");
-    cmd->add_option("--read-timeout", g.read_timeout_s, "seconds a camera or stream may stall before giving up")
+    cmd->add_option("--read-timeout", g.read_timeout_s, "seconds a camera, stream or pipe may stall before giving up")
+        ->check(finite_range(0.1, kMaxReadTimeoutS))
         ->capture_default_str();
     add_tracker_options(*cmd, g.tracker);
     cmd->callback([args, &outcome] { outcome.exit_code = run_gui_command(*args); });

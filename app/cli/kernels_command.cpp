@@ -16,6 +16,7 @@ void announce_compute_path() {
 void register_kernels_command(CLI::App& root, CommandOutcome& outcome) {
     CLI::App* cmd = root.add_subcommand("kernels", "list the correlation kernels and which run here");
     cmd->callback([&outcome] {
+        if (outcome.dry_run) return;
         const std::string gpu = cuda_device_description();
         std::printf("GPU: %s\n\n", gpu.empty() ? "none (CUDA kernels unavailable)" : gpu.c_str());
         std::printf("%-24s %-6s %-10s %s\n", "kernel", "device", "available", "what it is");

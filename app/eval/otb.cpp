@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "app/io/output_file.h"
 #include "app/pipeline/frame_ring.h"
 #include "app/track/tracker.h"
 
@@ -47,11 +48,22 @@ bool find_sequences(const std::string& dir, std::vector<SequenceInfo>* out, std:
 }
 
 bool load_groundtruth(const std::string& path, std::vector<std::optional<BoxF>>* out, std::string* error) {
-    std::ifstream in(path);
-    if (!in) {
+    std::string text;
+    switch (read_text_file(path, kMaxGroundTruthBytes, &text)) {
+    case TextRead::kOk: break;
+    case TextRead::kTooLarge:
+        *error = "ground truth '" + path + "' is larger than " + std::to_string(kMaxGroundTruthBytes) + " bytes";
+        return false;
+    case TextRead::kFailed:
         *error = "cannot read ground truth '" + path + "'";
         return false;
     }
+    return parse_groundtruth(text, path, out, error);
+}
+
+bool parse_groundtruth(const std::string& text, const std::string& path, std::vector<std::optional<BoxF>>* out,
+                       std::string* error) {
+    std::istringstream in(text);
     std::string line;
     long n = 0;
     while (std::getline(in, line)) {
@@ -70,10 +82,11 @@ bool load_groundtruth(const std::string& path, std::vector<std::optional<BoxF>>*
             char* end = nullptr;
             v[i] = std::strtod(tok[i].c_str(), &end);
             if (end == tok[i].c_str() || *end != '\0') {
-                *error = path + ":" + std::to_string(n) + ": '" + tok[i] + "' is not a number";
+                const std::string shown = tok[i].size() > 40 ? tok[i].substr(0, 40) + "..." : tok[i];
+                *error = path + ":" + std::to_string(n) + ": '" + shown + "' is not a number";
                 return false;
             }
-            nan = nan || std::isnan(v[i]);
+            nan = nan || !std::isfinite(v[i]);  // NaN (not visible), or inf: no usable box
         }
         if (nan || v[2] <= 0 || v[3] <= 0)
             out->push_back(std::nullopt);

@@ -25,7 +25,12 @@ bool find_sequences(const std::string& dir, std::vector<SequenceInfo>* out, std:
 
 // One box per line (x,y,w,h; commas, tabs or spaces), OTB 1-based, returned 0-based.
 // Rows of NaN (target not visible) come back empty.
+// At most kMaxGroundTruthBytes are read.
+constexpr std::size_t kMaxGroundTruthBytes = 64u << 20;
 bool load_groundtruth(const std::string& path, std::vector<std::optional<BoxF>>* out, std::string* error);
+// The same from text already read; `name` names it in messages.
+bool parse_groundtruth(const std::string& text, const std::string& name, std::vector<std::optional<BoxF>>* out,
+                       std::string* error);
 
 double iou(const BoxF& a, const BoxF& b);
 

@@ -1,6 +1,8 @@
 // gnuplot wrapper: builds a self-contained script (data inline) and runs gnuplot on it.
 #include "app/eval/plot.h"
 
+#include "app/io/output_file.h"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,13 +180,18 @@ RenderResult render_png(const Figure& fig, const std::string& png_path) {
         return result;
     }
     const std::string script = dir + "/plot.gp", log = dir + "/gnuplot.log";
+    // gnuplot writes a temporary beside the destination, renamed into place when complete.
+    OutputFile png;
+    if (!png.open(png_path, OutputFile::Mode::kPath, &result.error)) {
+        ::rmdir(dir.c_str());
+        return result;
+    }
     {
         std::ofstream out(script);
-        out << gnuplot_script(fig, png_path);
+        out << gnuplot_script(fig, png.write_path());
         if (!out) result.error = "cannot write " + script;
     }
     if (result.error.empty()) {
-        std::remove(png_path.c_str());  // so that a stale file never passes for a new plot
         const std::string cmd = sh_quote(gnuplot_program()) + " " + sh_quote(script) + " >" +
                                 sh_quote(log) + " 2>&1";
         const int status = std::system(cmd.c_str());
@@ -194,12 +201,12 @@ RenderResult render_png(const Figure& fig, const std::string& png_path) {
             result.error = "gnuplot failed (exit " + std::to_string(code) + ")";
             const std::string msg = read_text(log, 2000);
             if (!msg.empty()) result.error += ": " + msg;
-        } else if (::stat(png_path.c_str(), &st) != 0 || st.st_size == 0) {
+        } else if (::stat(png.write_path().c_str(), &st) != 0 || st.st_size == 0) {
             result.error = "gnuplot ran but wrote no image to " + png_path;
             const std::string msg = read_text(log, 2000);
             if (!msg.empty()) result.error += ": " + msg;
         } else {
-            result.ok = true;
+            result.ok = png.commit(&result.error);
         }
     }
     std::remove(script.c_str());

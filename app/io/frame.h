@@ -21,9 +21,12 @@ struct DeviceLuma {
 };
 
 struct Frame {
-    long index = -1;          // 0-based position in the source
+    long index = -1;          // 0-based position in the source (a frame lost in decoding
+                              // leaves a gap: indices are source positions, not a count)
     double pts = 0.0;         // presentation time in seconds from the stream start
     int width = 0, height = 0;
+    Size decoded_size;        // as decoded: differs from width x height when the input changed
+                              // resolution and this frame was scaled to the first frame's size
     HostBuffer luma;          // width x height, rows packed (pitch == width); empty when only
                               // the device plane exists
     HostBuffer rgb;           // width*3 x height, packed RGB24; empty when not asked for

@@ -2,6 +2,8 @@
 // end-of-input policy; everything here runs on the thread that owns the source.
 #include "app/io/frame_source.h"
 #include "app/io/libav_handles.h"
+#include "app/io/sequence_pattern.h"
+#include "app/io/frame_accounting.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -98,6 +100,8 @@ struct FormatCloser {
 struct Deadline {
     Clock::time_point at = Clock::time_point::max();
     bool expired = false;
+    const std::atomic<bool>* stop = nullptr;  // SourceOptions::stop
+    bool interrupted = false;
 
     void arm(double seconds) {
         expired = false;
@@ -107,6 +111,10 @@ struct Deadline {
     }
     static int check(void* opaque) {
         auto* d = static_cast<Deadline*>(opaque);
+        if (d->stop && d->stop->load()) {
+            d->interrupted = true;
+            return 1;
+        }
         if (Clock::now() < d->at) return 0;
         d->expired = true;
         return 1;
@@ -154,47 +162,6 @@ std::string escape_percent(const std::string& s) {
     return out;
 }
 
-// A printf pattern with exactly one integer conversion, as image2 understands it.
-struct SequencePattern {
-    std::string dir, prefix, suffix;  // prefix/suffix literal (%% already undone)
-    int width = 0;                    // minimum digits; zero-padded when > 0
-};
-
-bool parse_sequence_pattern(const std::string& pattern, SequencePattern* out) {
-    fs::path p(pattern);
-    out->dir = p.has_parent_path() ? p.parent_path().string() : ".";
-    std::string name = p.filename().string();
-    bool found = false;
-    std::string* lit = &out->prefix;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        if (name[i] != '%') {
-            *lit += name[i];
-            continue;
-        }
-        if (i + 1 < name.size() && name[i + 1] == '%') {
-            *lit += '%';
-            ++i;
-            continue;
-        }
-        std::size_t j = i + 1;
-        int width = 0;
-        while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j])))
-            width = width * 10 + (name[j++] - '0');
-        if (j >= name.size() || name[j] != 'd' || found) return false;
-        found = true;
-        out->width = width;
-        lit = &out->suffix;
-        i = j;
-    }
-    return found;
-}
-
-std::string format_sequence_name(const SequencePattern& sp, long n) {
-    char digits[32];
-    std::snprintf(digits, sizeof digits, "%0*ld", sp.width, n);
-    return sp.prefix + digits + sp.suffix;
-}
-
 // First number present and how many consecutive files follow it (image2 stops at a gap);
 // *beyond_gap counts the matching files after the gap, which image2 will not read.
 bool scan_sequence(const std::string& pattern, long* start, long* count, long* beyond_gap,
@@ -207,16 +174,8 @@ bool scan_sequence(const std::string& pattern, long* start, long* count, long* b
     std::error_code ec;
     std::set<long> numbers;
     for (fs::directory_iterator it(sp.dir, ec), end; !ec && it != end; it.increment(ec)) {
-        std::string name = it->path().filename().string();
-        const std::size_t fixed = sp.prefix.size() + sp.suffix.size();
-        if (name.size() <= fixed || !starts_with(name, sp.prefix.c_str()) ||
-            name.compare(name.size() - sp.suffix.size(), sp.suffix.size(), sp.suffix) != 0)
-            continue;
-        std::string mid = name.substr(sp.prefix.size(), name.size() - fixed);
-        auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-        if (mid.size() > 15 || !std::all_of(mid.begin(), mid.end(), is_digit)) continue;
-        long n = std::stol(mid);
-        if (format_sequence_name(sp, n) == name) numbers.insert(n);
+        long n = 0;
+        if (sp.matches(it->path().filename().string(), &n)) numbers.insert(n);
     }
     if (ec) {
         *error = "cannot open image sequence '" + pattern + "': " + ec.message();
@@ -538,8 +497,24 @@ public:
     }
     std::string decode_mode() const override { return hw_ == Hw::kOn ? "nvdec" : "sw"; }
     std::string decode_note() const override { return decode_note_; }
+    SourceReport report() const override;
 
 private:
+    struct AvioFreer {
+        void operator()(AVIOContext* c) const {
+            av_freep(&c->buffer);
+            avio_context_free(&c);
+        }
+    };
+    static int read_bytes(void* opaque, uint8_t* buf, int size) {
+        return static_cast<ByteReader*>(opaque)->read(buf, size);
+    }
+    static int64_t seek_bytes(void* opaque, int64_t offset, int whence) {
+        return static_cast<ByteReader*>(opaque)->seek(offset, whence);
+    }
+    bool open_reader(std::string* error);
+    // Why the last read or open failed when it was the byte reader or the stop flag.
+    ReadStatus fail_io(const std::string& what);
     // kProbing: NVDEC is set up but has not delivered a frame yet; the packets it was given
     // are kept for a software decoder in case it refuses the stream.
     enum class Hw { kOff, kProbing, kOn };
@@ -558,9 +533,10 @@ private:
     bool prepare_conversion(const AVFrame* f);
     bool scale_rgb(const AVFrame* f, Frame& out);
     bool download_luma(const AVFrame* f, Frame& out);
+    AVFrame* download_frame(const AVFrame* f);
     void stamp(const AVFrame* f, Frame& out);
     ReadStatus finish();
-    ReadStatus fail(const std::string& message);
+    ReadStatus fail(const std::string& message, EndReason reason = EndReason::kFailed);
     void note_decode_error(const std::string& what);
     // Reports the failing libav call (architecture rule 4) for failures a user cannot cause.
     bool check(int ret, const char* call, int line);
@@ -571,6 +547,10 @@ private:
     std::string what_;  // how messages name the input: "'clip.mp4'", "camera '/dev/video0'"
     const AVCodec* decoder_ = nullptr;
     Deadline deadline_;
+    // Custom input (SourceOptions::reader, or a pipe/FIFO): declared before format_ so that it
+    // outlives the format context that reads through it.
+    std::shared_ptr<ByteReader> reader_;
+    std::unique_ptr<AVIOContext, AvioFreer> avio_;
     std::unique_ptr<AVFormatContext, FormatCloser> format_;
     std::unique_ptr<AVCodecContext, CodecFreer> codec_;
     std::unique_ptr<AVFrame, FrameFreer> frame_;
@@ -609,6 +589,15 @@ private:
     std::string description_;
 
     long delivered_ = 0;
+    long packets_read_ = 0;         // video packets read (replays of NVDEC's probe not again)
+    long last_index_ = -1;          // source index of the last frame delivered
+    FrameAccounting accounting_;    // files and sequences: source indices, lost frames
+    bool duration_count_ = false;   // declared_frames_ comes from duration x fps (rounded)
+    Size out_size_;                 // every frame's size: the first frame's
+    long resized_ = 0;
+    std::string resize_note_;
+    long concealed_ = 0;
+    EndReason end_ = EndReason::kNone;
     bool draining_ = false;
     bool finished_ = false;
     ReadStatus final_status_ = ReadStatus::kEnd;
@@ -638,7 +627,11 @@ bool LibavSource::fail_open(const std::string& message, std::string* error) {
 bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
                        std::string* error) {
     options_ = options;
+    // 0 means "no limit"; anything not a finite positive number is taken as that.
+    for (double* t : {&options_.open_timeout_s, &options_.read_timeout_s})
+        if (!(std::isfinite(*t) && *t > 0)) *t = 0;
     input_ = input;
+    deadline_.stop = options.stop;
     live_ = input.kind == SourceKind::kCamera || input.kind == SourceKind::kUrl;
     name_ = input.kind == SourceKind::kUrl ? redact_url(options.input) : options.input;
     init_libav_once();  // before looking up v4l2, which libavdevice registers
@@ -688,7 +681,7 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
     case SourceKind::kUrl: {
         // Socket timeouts back up the interrupt callback inside protocols that poll without
         // it. All in microseconds. RTMP is left out: its "timeout" means "listen".
-        const int64_t us = static_cast<int64_t>(std::max(options.read_timeout_s, 0.1) * 1e6);
+        const int64_t us = static_cast<int64_t>(std::clamp(options_.read_timeout_s, 0.1, 1e6) * 1e6);
         const std::string scheme = url_scheme(input.url);
         av_dict_set_int(opts.get(), "rw_timeout", us, 0);
         if (scheme == "rtsp" || scheme == "rtsps") {
@@ -717,9 +710,44 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
     // A blocking V4L2 dequeue ignores the interrupt callback; non-blocking mode returns
     // EAGAIN instead, and read() polls until its deadline.
     if (input.kind == SourceKind::kCamera) fc->flags |= AVFMT_FLAG_NONBLOCK;
-    deadline_.arm(options.open_timeout_s);
+    reader_ = options.reader;
+    if (!reader_ && input.kind == SourceKind::kFile && is_stream_path(input.url)) {
+        // A pipe or FIFO: FFmpeg's own reads would block for ever on a writer that never
+        // comes or stalls; poll() under the read timeout instead.
+        std::string message;
+        const int fd = open_stream_descriptor(input.url, &message);
+        if (fd < 0) {
+            avformat_free_context(fc);
+            return fail_open(message, error);
+        }
+        reader_ = descriptor_reader(fd, options_.read_timeout_s,
+                                    [this] { return Deadline::check(&deadline_) != 0; });
+        what = "'" + name_ + "'";
+    }
+    if (reader_) {
+        constexpr int kBufferBytes = 1 << 16;
+        auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferBytes));
+        AVIOContext* io = buffer ? avio_alloc_context(buffer, kBufferBytes, 0, reader_.get(), &read_bytes, nullptr,
+                                                      reader_->seekable() ? &seek_bytes : nullptr)
+                                 : nullptr;
+        if (!io) {
+            av_free(buffer);
+            avformat_free_context(fc);
+            return fail_open("out of memory (avio_alloc_context)", error);
+        }
+        avio_.reset(io);
+        fc->pb = io;
+        fc->flags |= AVFMT_FLAG_CUSTOM_IO;
+        // Bytes from memory or a pipe name no other file: a playlist or reference inside them
+        // (HLS, concat, external MOV data) must not make the demuxer open paths or URLs.
+        av_dict_set(opts.get(), "protocol_whitelist", "none", 0);
+    }
+    deadline_.arm(options_.open_timeout_s);
     int ret = avformat_open_input(&fc, input.url.c_str(), input_format, opts.get());
     if (ret < 0) {  // avformat_open_input freed fc
+        if (deadline_.interrupted) return fail_open("cannot open " + what + ": interrupted", error);
+        if (reader_ && !deadline_.expired && !reader_->failure().empty())
+            return fail_open("cannot open " + what + ": " + reader_->failure(), error);
         if (deadline_.expired)
             return fail_open("cannot open " + what + ": no answer within " +
                                  format_fps(options.open_timeout_s) + " s (open timeout)",
@@ -734,6 +762,9 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
 
     ret = avformat_find_stream_info(fc, nullptr);
     if (ret < 0) {
+        if (deadline_.interrupted) return fail_open("cannot open " + what + ": interrupted", error);
+        if (reader_ && !deadline_.expired && !reader_->failure().empty())
+            return fail_open("cannot read " + what + ": " + reader_->failure(), error);
         if (deadline_.expired)
             return fail_open("cannot open " + what + ": no video data within " +
                                  format_fps(options.open_timeout_s) + " s (open timeout)",
@@ -798,7 +829,10 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
             // The container's duration covers every stream; trust it only when video is alone.
             if (seconds <= 0 && fc->nb_streams == 1 && fc->duration != AV_NOPTS_VALUE)
                 seconds = fc->duration / static_cast<double>(AV_TIME_BASE);
-            if (seconds > 0) declared_frames_ = std::lround(seconds * fps_);
+            if (seconds > 0 && seconds * fps_ < 1e12) {
+                declared_frames_ = std::lround(seconds * fps_);
+                duration_count_ = true;
+            }
         }
         frame_count_ = declared_frames_;
     }
@@ -865,6 +899,7 @@ bool LibavSource::open_decoder(bool hw, std::string* message) {
         return false;
     }
     cc->pkt_timebase = st->time_base;
+    if (options_.max_pixels > 0) cc->max_pixels = options_.max_pixels;
     if (hw) {
         cc->hw_device_ctx = av_buffer_ref(hw_device_.get());
         if (!cc->hw_device_ctx) {
@@ -976,6 +1011,9 @@ bool LibavSource::fall_back_to_software() {
     replay_ = std::move(probe_packets_);
     probe_packets_.clear();
     draining_ = false;
+    // The replayed packets are counted again; the dropped ones are lost frames.
+    accounting_ = FrameAccounting{};
+    accounting_.lose(probe_packets_dropped_);
     // The software decoder meets the same packets again and reports their errors itself.
     decode_errors_ = 0;
     first_decode_error_after_ = -1;
@@ -995,17 +1033,57 @@ void LibavSource::note_decode_error(const std::string& what) {
     }
 }
 
-ReadStatus LibavSource::fail(const std::string& message) {
+ReadStatus LibavSource::fail(const std::string& message, EndReason reason) {
     finished_ = true;
     final_status_ = ReadStatus::kError;
+    end_ = reason;
     error_ = message;
     return final_status_;
+}
+
+ReadStatus LibavSource::fail_io(const std::string& what) {
+    if (deadline_.interrupted || (options_.stop && options_.stop->load()))
+        return fail("'" + name_ + "': interrupted", EndReason::kInterrupted);
+    const std::string failure = reader_ ? reader_->failure() : std::string();
+    if (!deadline_.expired && !failure.empty()) {
+        const bool stalled = failure.find("read timeout") != std::string::npos;
+        return fail("'" + name_ + "' " + what + ": " + failure, stalled ? EndReason::kStalled : EndReason::kFailed);
+    }
+    return fail("'" + name_ + "' stopped sending data: nothing for " + format_fps(options_.read_timeout_s) +
+                    " s (read timeout)",
+                EndReason::kStalled);
+}
+
+SourceReport LibavSource::report() const {
+    SourceReport r;
+    r.end = end_;
+    r.delivered = delivered_;
+    r.lost = accounting_.lost();
+    r.lost_at = accounting_.lost_at();
+    const long tolerance = duration_count_ ? 1 : 0;  // a rounded duration x fps
+    if (!live_ && declared_frames_ > 0 && finished_ && packets_read_ + tolerance < declared_frames_)
+        r.missing_at_end = declared_frames_ - packets_read_;
+    r.concealed = concealed_;
+    r.resized = resized_;
+    r.resize_note = resize_note_;
+    return r;
+}
+
+// "frames 3, 17 and 18" / "frame 3" / "frames 3, 4, ... (20 listed of 57)"
+std::string list_frames(const std::vector<long>& at, long total) {
+    std::string s = at.size() == 1 ? "frame " : "frames ";
+    for (std::size_t i = 0; i < at.size(); ++i)
+        s += (i == 0 ? "" : i + 1 == at.size() && static_cast<long>(at.size()) == total ? " and " : ", ") +
+             std::to_string(at[i]);
+    if (static_cast<long>(at.size()) < total) s += ", ... (" + std::to_string(total - static_cast<long>(at.size())) + " more)";
+    return s;
 }
 
 // What the end of input means; see the policy in frame_source.h.
 ReadStatus LibavSource::finish() {
     finished_ = true;
-    const std::string last = delivered_ > 0 ? std::to_string(delivered_ - 1) : std::string();
+    if (!live_) accounting_.end_of_stream();
+    const std::string last = last_index_ >= 0 ? std::to_string(last_index_) : std::string();
     if (delivered_ == 0) {
         std::string why = demux_error_ ? av_error_string(demux_error_) + demux_error_detail_
                         : decode_errors_ ? first_decode_error_
@@ -1018,33 +1096,47 @@ ReadStatus LibavSource::finish() {
         SequencePattern sp;
         parse_sequence_pattern(input_.url, &sp);
         return fail("image sequence '" + input_.url + "' has a gap: " +
-                    format_sequence_name(sp, sequence_start_ + frame_count_) + " is missing, so " +
-                    std::to_string(sequence_beyond_gap_) + " image(s) after it were not read");
+                        sp.name(sequence_start_ + frame_count_) + " is missing, so " +
+                        std::to_string(sequence_beyond_gap_) + " image(s) after it were not read",
+                    EndReason::kDamaged);
     }
-    if (demux_error_)
-        return fail("'" + name_ + (live_ ? "' stopped after frame " : "' is corrupt after frame ") +
-                    last + ": " + av_error_string(demux_error_) + demux_error_detail_);
+    const long lost = accounting_.lost();
+    const std::string lost_text =
+        lost > 0 ? std::to_string(lost) + " frame(s) missing or undecodable (" +
+                       list_frames(accounting_.lost_at(), lost) + ")"
+                 : std::string();
+    if (demux_error_) {
+        if (live_)
+            return fail("'" + name_ + "' stopped after frame " + last + ": " + av_error_string(demux_error_) +
+                        demux_error_detail_);
+        return fail("'" + name_ + "' is corrupt after frame " + last + ": " + av_error_string(demux_error_) +
+                        demux_error_detail_ + (lost > 0 ? "; " + lost_text : std::string()),
+                    EndReason::kDamaged);
+    }
     if (live_) {
         final_status_ = ReadStatus::kEnd;
+        end_ = EndReason::kClean;
         return final_status_;
     }
-    // Small slack: edit lists and open GOPs can hide a frame or two of what the container
-    // counts, and a duration-based count is rounded.
-    const long slack = 2 + declared_frames_ / 200;
-    const bool short_count = declared_frames_ > 0 && delivered_ + slack < declared_frames_;
-    const std::string counts = std::to_string(delivered_) + " of " +
-                               std::to_string(declared_frames_) + " frames decoded";
+    const SourceReport r = report();
     const std::string errors =
         std::to_string(decode_errors_) + " decoding error(s), the first near frame " +
         std::to_string(first_decode_error_after_) + ": " + first_decode_error_;
     // Missing frames matter most (a cut file's last packet also fails to decode, which is
     // not news); the decoding errors come second.
-    if (short_count)
-        return fail("'" + name_ + "' ended early: " + counts +
-                    " (input truncated or corrupt after frame " + last + ")" +
-                    (decode_errors_ > 0 ? "; " + errors : std::string()));
-    if (decode_errors_ > 0) return fail("'" + name_ + "' is corrupt: " + errors);
+    if (r.missing_at_end > 0)
+        return fail("'" + name_ + "' ended early: " + std::to_string(packets_read_) + " of " +
+                        std::to_string(declared_frames_) + " frames read, " + std::to_string(delivered_) +
+                        " decoded (input truncated or corrupt after frame " + last + ")" +
+                        (lost > 0 ? "; " + lost_text : std::string()) +
+                        (decode_errors_ > 0 ? "; " + errors : std::string()),
+                    EndReason::kDamaged);
+    if (lost > 0)
+        return fail("'" + name_ + "' is damaged: " + lost_text + (decode_errors_ > 0 ? "; " + errors : std::string()),
+                    EndReason::kDamaged);
+    if (decode_errors_ > 0) return fail("'" + name_ + "' is corrupt: " + errors, EndReason::kDamaged);
     final_status_ = ReadStatus::kEnd;
+    end_ = EndReason::kClean;
     return final_status_;
 }
 
@@ -1066,6 +1158,7 @@ ReadStatus LibavSource::read(Frame& out) {
     if (!ok) return fail(error_);
     out.decode_ms = busy_ms + ms_since(t0);
     ++delivered_;
+    last_index_ = out.index;
     return ReadStatus::kFrame;
 }
 
@@ -1075,6 +1168,7 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
     AVPacket* pkt = packet_.get();
     long errors_in_a_row = 0;
     for (;;) {
+        if (options_.stop && options_.stop->load()) return fail_io("stopped");
         auto t0 = Clock::now();
         int ret = avcodec_receive_frame(codec_.get(), f);
         *busy_ms += ms_since(t0);
@@ -1084,9 +1178,11 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
         }
         if (ret == 0) {
             // Concealed damage: the frame is usable, but the file is not what it claims.
-            if (!live_ && (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT)))
+            if (!live_ && (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT))) {
+                ++concealed_;
                 note_decode_error("frame " + std::to_string(delivered_) +
                                   " decoded with concealed errors");
+            }
             return ReadStatus::kFrame;
         }
         if (ret == AVERROR_EOF) return finish();
@@ -1102,26 +1198,30 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
         }
 
         t_last_av_log.clear();
+        bool replayed = false;
         if (!replay_.empty()) {
             av_packet_move_ref(pkt, replay_.front().get());
             replay_.pop_front();
+            replayed = true;
             ret = 0;
         } else {
             ret = av_read_frame(format_.get(), pkt);
         }
         if (ret == AVERROR(EAGAIN)) {  // non-blocking camera with no new frame yet
             if (Clock::now() >= deadline_.at) deadline_.expired = true;
+            if (deadline_.interrupted || (options_.stop && options_.stop->load())) return fail_io("stopped");
             if (deadline_.expired) {
                 return fail("'" + name_ + "' stopped sending frames: nothing for " +
-                            format_fps(options_.read_timeout_s) + " s (read timeout)");
+                                format_fps(options_.read_timeout_s) + " s (read timeout)",
+                            EndReason::kStalled);
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
             continue;
         }
         if (ret < 0) {
-            if (deadline_.expired || ret == AVERROR_EXIT)
-                return fail("'" + name_ + "' stopped sending data: nothing for " +
-                            format_fps(options_.read_timeout_s) + " s (read timeout)");
+            if (deadline_.expired || deadline_.interrupted || ret == AVERROR_EXIT ||
+                (reader_ && !reader_->failure().empty()))
+                return fail_io("stopped sending data");
             if (ret != AVERROR_EOF) {
                 demux_error_ = ret;
                 demux_error_detail_ = log_detail(av_error_string(ret));
@@ -1151,6 +1251,10 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
             probe_packets_.emplace_back(av_packet_clone(pkt));
             if (!probe_packets_.back()) return fail("out of memory (av_packet_clone)");
         }
+        // Every packet is a source frame (edit-list preroll marked discard is never shown).
+        if (!replayed) ++packets_read_;
+        if (!live_ && !(pkt->flags & AV_PKT_FLAG_DISCARD))
+            accounting_.packet_sent(pkt->pts, pkt->dts, pkt->duration);  // AV_NOPTS_VALUE == kNoTimestamp
         t0 = Clock::now();
         ret = avcodec_send_packet(codec_.get(), pkt);
         *busy_ms += ms_since(t0);
@@ -1170,6 +1274,14 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
 }
 
 bool LibavSource::convert(const AVFrame* f, Frame& out) {
+    const Size decoded{f->width, f->height};
+    if (decoded.width < 1 || decoded.height < 1) {
+        error_ = "'" + name_ + "': the decoder returned a frame of size " + std::to_string(decoded.width) + "x" +
+                 std::to_string(decoded.height);
+        return false;
+    }
+    // The first frame fixes the size of every frame (see frame_source.h, resolution changes).
+    if (out_size_.width == 0) out_size_ = decoded;
     if (f->format == AV_PIX_FMT_CUDA) {
         if (!convert_device(f, out)) return false;
     } else {
@@ -1177,6 +1289,15 @@ bool LibavSource::convert(const AVFrame* f, Frame& out) {
         if (!convert_host(f, out)) return false;
     }
     stamp(f, out);
+    out.decoded_size = decoded;
+    if (decoded != out_size_) {
+        if (resized_++ == 0)
+            resize_note_ = "frame " + std::to_string(out.index) + " is " + std::to_string(decoded.width) + "x" +
+                           std::to_string(decoded.height) + " where the first frame was " +
+                           std::to_string(out_size_.width) + "x" + std::to_string(out_size_.height) +
+                           ": frames of another size are scaled to " + std::to_string(out_size_.width) + "x" +
+                           std::to_string(out_size_.height) + " (boxes stay in the first frame's coordinates)";
+    }
     return true;
 }
 
@@ -1189,11 +1310,12 @@ bool LibavSource::prepare_conversion(const AVFrame* f) {
     ConversionKey key{w, h, src_format, full_range ? 1 : 0, f->colorspace};
     if (key == conversion_key_) return true;
     conversion_key_ = ConversionKey{};
-    gray_sws_.reset(sws_getCachedContext(gray_sws_.release(), w, h, src_format, w, h,
+    const int ow = out_size_.width, oh = out_size_.height;
+    gray_sws_.reset(sws_getCachedContext(gray_sws_.release(), w, h, src_format, ow, oh,
                                          AV_PIX_FMT_GRAY8, SWS_BILINEAR | SWS_ACCURATE_RND,
                                          nullptr, nullptr, nullptr));
     if (options_.want_rgb)
-        rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, w, h,
+        rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, ow, oh,
                                             AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND,
                                             nullptr, nullptr, nullptr));
     if (!gray_sws_ || (options_.want_rgb && !rgb_sws_)) {
@@ -1218,11 +1340,11 @@ bool LibavSource::prepare_conversion(const AVFrame* f) {
 }
 
 bool LibavSource::scale_rgb(const AVFrame* f, Frame& out) {
-    const int w = f->width, h = f->height;
+    const int w = out_size_.width, h = out_size_.height;
     out.rgb.resize(static_cast<std::size_t>(w) * 3 * h);
     uint8_t* rgb_dst[4] = {out.rgb.data(), nullptr, nullptr, nullptr};
     int rgb_stride[4] = {3 * w, 0, 0, 0};
-    if (sws_scale(rgb_sws_.get(), f->data, f->linesize, 0, h, rgb_dst, rgb_stride) != h) {
+    if (sws_scale(rgb_sws_.get(), f->data, f->linesize, 0, f->height, rgb_dst, rgb_stride) != h) {
         error_ = "'" + name_ + "': sws_scale to RGB24 failed (frame_source.cpp:" +
                  std::to_string(__LINE__) + ")";
         return false;
@@ -1232,13 +1354,13 @@ bool LibavSource::scale_rgb(const AVFrame* f, Frame& out) {
 
 bool LibavSource::convert_host(const AVFrame* f, Frame& out) {
     if (!prepare_conversion(f)) return false;
-    const int w = f->width, h = f->height;
+    const int w = out_size_.width, h = out_size_.height;
     out.width = w;
     out.height = h;
     out.luma.resize(static_cast<std::size_t>(w) * h);
     uint8_t* gray_dst[4] = {out.luma.data(), nullptr, nullptr, nullptr};
     int gray_stride[4] = {w, 0, 0, 0};
-    if (sws_scale(gray_sws_.get(), f->data, f->linesize, 0, h, gray_dst, gray_stride) != h) {
+    if (sws_scale(gray_sws_.get(), f->data, f->linesize, 0, f->height, gray_dst, gray_stride) != h) {
         error_ = "'" + name_ + "': sws_scale to GRAY8 failed (frame_source.cpp:" +
                  std::to_string(__LINE__) + ")";
         return false;
@@ -1252,6 +1374,13 @@ bool LibavSource::convert_host(const AVFrame* f, Frame& out) {
 // Host copies only where asked for; each waits for the CUDA stream (cuda_transfer_data).
 bool LibavSource::convert_device(const AVFrame* f, Frame& out) {
     const int w = f->width, h = f->height;
+    if (Size{w, h} != out_size_) {
+        // Another size than the first frame's: the kernels cannot take it as is. The frame goes
+        // to the host and is scaled there like a software frame (rare: a resolution change).
+        out.device = DeviceLuma{};
+        AVFrame* host = download_frame(f);
+        return host && convert_host(host, out);
+    }
     AVFrame* ref = av_frame_clone(f);
     if (!ref) {
         error_ = "'" + name_ + "': out of memory (av_frame_clone)";
@@ -1274,23 +1403,8 @@ bool LibavSource::convert_device(const AVFrame* f, Frame& out) {
         return download_luma(f, out);
     }
     // RGB needs the whole frame on the host: NV12 into a reused frame, then swscale.
-    const auto* frames = reinterpret_cast<const AVHWFramesContext*>(f->hw_frames_ctx->data);
-    AVFrame* host = host_frame_.get();
-    if (!host || host->width != w || host->height != h || host->format != frames->sw_format) {
-        host_frame_.reset(av_frame_alloc());
-        host = host_frame_.get();
-        if (!host) {
-            error_ = "'" + name_ + "': out of memory (av_frame_alloc)";
-            return false;
-        }
-        host->format = frames->sw_format;
-        host->width = w;
-        host->height = h;
-        if (!CT_AV_CHECK(av_frame_get_buffer(host, 0))) return false;
-    }
-    if (!CT_AV_CHECK(av_hwframe_transfer_data(host, f, 0))) return false;
-    host->color_range = f->color_range;
-    host->colorspace = f->colorspace;
+    AVFrame* host = download_frame(f);
+    if (!host) return false;
     if (options_.want_host_luma) {
         out.luma.resize(static_cast<std::size_t>(w) * h);
         for (int y = 0; y < h; ++y)
@@ -1300,6 +1414,29 @@ bool LibavSource::convert_device(const AVFrame* f, Frame& out) {
         out.luma.clear();
     }
     return prepare_conversion(host) && scale_rgb(host, out);
+}
+
+// The whole NV12 frame in host memory (a frame reused while the size stays), or nullptr.
+AVFrame* LibavSource::download_frame(const AVFrame* f) {
+    const int w = f->width, h = f->height;
+    const auto* frames = reinterpret_cast<const AVHWFramesContext*>(f->hw_frames_ctx->data);
+    AVFrame* host = host_frame_.get();
+    if (!host || host->width != w || host->height != h || host->format != frames->sw_format) {
+        host_frame_.reset(av_frame_alloc());
+        host = host_frame_.get();
+        if (!host) {
+            error_ = "'" + name_ + "': out of memory (av_frame_alloc)";
+            return nullptr;
+        }
+        host->format = frames->sw_format;
+        host->width = w;
+        host->height = h;
+        if (!CT_AV_CHECK(av_frame_get_buffer(host, 0))) return nullptr;
+    }
+    if (!CT_AV_CHECK(av_hwframe_transfer_data(host, f, 0))) return nullptr;
+    host->color_range = f->color_range;
+    host->colorspace = f->colorspace;
+    return host;
 }
 
 // Copies only the Y plane, straight into Frame::luma (pinned when a GPU is present):
@@ -1344,12 +1481,13 @@ void LibavSource::stamp(const AVFrame* f, Frame& out) {
         out.pts = (ts - origin_ts_) * av_q2d(time_base_);
     else
         out.pts = fps_ > 0 ? delivered_ / fps_ : 0.0;
-    // image2 stamps frame k of the sequence with k - start, so an image that fails to decode
-    // leaves a gap instead of shifting every later index against the ground truth.
-    if (input_.kind == SourceKind::kImageSequence && ts != AV_NOPTS_VALUE)
-        out.index = static_cast<long>(ts - origin_ts_);
-    else
+    // Files and sequences: the frame's place in the source, so that a frame that failed to
+    // decode leaves a gap instead of shifting every later index against the ground truth
+    // (image2 stamps image k with k - start). Live sources count what they deliver.
+    if (live_)
         out.index = delivered_;
+    else
+        out.index = accounting_.frame_out(f->pts == AV_NOPTS_VALUE ? FrameAccounting::kNoTimestamp : f->pts);
 }
 
 }  // namespace
@@ -1371,6 +1509,20 @@ bool parse_decode_mode(const std::string& text, DecodeMode* out) {
         }
     }
     return false;
+}
+
+std::vector<std::string> input_paths(const std::string& input) {
+    SourceOptions o;
+    o.input = input;
+    ResolvedInput r;
+    std::string error;
+    if (input.empty() || !resolve_input(o, &r, &error)) return {input};
+    if (r.kind != SourceKind::kFile && r.kind != SourceKind::kImageSequence) return {};
+    if (r.url.rfind("pipe:", 0) == 0 || r.url == "-") return {};
+    std::vector<std::string> paths{r.url};
+    std::error_code ec;
+    if (r.url != input && fs::is_directory(input, ec)) paths.push_back(input);
+    return paths;
 }
 
 std::unique_ptr<FrameSource> FrameSource::open(const SourceOptions& options, std::string* error) {

@@ -5,9 +5,12 @@
 // NVDEC frames may be consumed and released on another thread (see SourceOptions::decode).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "app/io/byte_reader.h"
 #include "app/io/frame.h"
 
 namespace corrtrack {
@@ -46,6 +49,15 @@ struct SourceOptions {
     bool want_host_luma = true;   // NVDEC: also copy the Y plane to Frame::luma (this waits
                                   // for cuda_stream); false leaves Frame::luma empty.
                                   // Software frames always carry host luma
+    // Bytes from the caller instead of opening `input` (which then only names the input in
+    // messages and suggests the container by its extension): fuzz targets, tests.
+    std::shared_ptr<ByteReader> reader;
+    // Frames of more pixels are refused by the decoder (a crafted header cannot make it
+    // allocate gigabytes); 0: no limit. The default passes 16K x 16K.
+    long long max_pixels = 16384LL * 16384;
+    // Set (by a signal handler, say) to stop: a blocked open or read gives up within about
+    // 100 ms and read() returns kError with end_reason kInterrupted.
+    const std::atomic<bool>* stop = nullptr;
     int held_frames = 6;          // NVDEC: decoded frames the consumer may hold at once; the
                                   // decoder keeps that many surfaces spare. Count every ring
                                   // slot (a slot keeps its surface until it is refilled) and
@@ -53,6 +65,29 @@ struct SourceOptions {
 };
 
 enum class ReadStatus { kFrame, kEnd, kError };
+
+// Why the input ended. kDamaged: frames are missing or corrupt (decoding errors, a truncated
+// file, a gap in an image sequence) but the rest were delivered; kFailed: nothing usable, or a
+// failure that is not the input's content; kStalled: a live source, pipe or FIFO sent nothing
+// for the read timeout; kInterrupted: SourceOptions::stop was set.
+enum class EndReason { kNone, kClean, kDamaged, kFailed, kStalled, kInterrupted };
+
+// What became of the input's frames; final once read() has returned kEnd or kError.
+struct SourceReport {
+    EndReason end = EndReason::kNone;
+    long delivered = 0;          // frames read() returned
+    long lost = 0;               // source frames that did not decode (mid-file damage)
+    std::vector<long> lost_at;   // their source indices (the first 20)
+    long missing_at_end = 0;     // frames the container declares beyond the last one read
+    long concealed = 0;          // frames delivered with concealed decoding errors
+    long resized = 0;            // frames scaled to the first frame's size
+    std::string resize_note;     // the first resolution change, for the user ("" if none)
+};
+
+// What `input` reads from disk, for the checks that no output overwrites it: the file; an
+// image pattern; for a folder the folder itself (its files: ground truth, attributes) plus the
+// pattern or video it resolves to. Empty for cameras, URLs and pipes.
+std::vector<std::string> input_paths(const std::string& input);
 
 // Inputs: a file; a printf pattern (img/%05d.jpg: the first number present is found, the
 // sequence runs to the first gap, sequence_fps stamps it); a folder holding img/ with numbered
@@ -62,18 +97,25 @@ enum class ReadStatus { kFrame, kEnd, kError };
 //
 // End of input. Every frame that decodes is delivered; the status after the last one says
 // whether the input was whole:
-//   kEnd    the demuxer reached EOF cleanly and, for files, the frames decoded match what
-//           the container declares (its frame count, or duration x fps) within 2 + 0.5%.
+//   kEnd    the demuxer reached EOF cleanly, every packet became a frame and, for files, the
+//           packets read match what the container declares (its frame count exactly; a
+//           duration x fps count within the one frame its rounding may cost).
 //   kError  no frame decoded at all; the demuxer failed with anything but EOF ("corrupt
 //           after frame N"); a file ended early against its declared length ("ended early:
-//           N of M frames decoded"); a file or image had packets the decoder rejected (the
-//           frames around them are still delivered; for image sequences the index skips the
-//           bad image so later indices keep matching file numbers) or concealed damage; an
-//           image sequence has a gap with more images after it; a live source sent nothing
-//           for read_timeout_s. Live streams ignore decoder errors (packet loss).
-// Frame.index counts from 0 (image sequences: file number - first number, see above).
-// Frame.pts is best_effort_timestamp minus the
-// stream's start (first frame for live sources), or index / fps without timestamps.
+//           N of M frames read"); a file or image had packets that produced no frame ("lost")
+//           or concealed damage; an image sequence has a gap with more images after it; a live
+//           source, pipe or FIFO sent nothing for read_timeout_s; SourceOptions::stop. Live
+//           streams ignore decoder errors (packet loss). report() says which (EndReason) and
+//           counts what was lost.
+// Frame.index is the frame's position in the source: the packets before it, whether they
+// decoded or not (image sequences: file number - first number), so a lost frame leaves a gap
+// and later frames keep matching the ground truth. Frame.pts is best_effort_timestamp minus
+// the stream's start (first frame for live sources), or index / fps without timestamps.
+// Resolution changes: every frame has the first frame's size; a later frame of another size
+// (a new sequence header mid-stream, an image of another size) is scaled to it, so boxes stay
+// in one coordinate system. Frame::decoded_size tells, and report() counts them.
+// Pipes ("pipe:N", "-"), FIFOs and character devices other than cameras are read with poll()
+// under read_timeout_s: a writer that never comes or stalls ends the input (kStalled).
 // Buffers in Frame are resized, not reallocated, once the frame size is stable.
 // The first open() installs a libav log callback that remembers the last error line per
 // thread (to explain "Invalid data" to the user) and forwards everything to libav's default
@@ -108,6 +150,8 @@ public:
     virtual std::string description() const = 0;
     // "nvdec" while NVDEC decodes, else "sw". decode_note() is empty or one line for the user,
     // e.g. why NVDEC was asked for but the CPU decodes.
+    // Counts of lost, damaged and resized frames; final after the last read().
+    virtual SourceReport report() const { return {}; }
     virtual std::string decode_mode() const { return "sw"; }
     virtual std::string decode_note() const { return {}; }
 };

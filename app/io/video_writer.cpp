@@ -287,6 +287,8 @@ bool LibavWriter::encode(const AVFrame* frame, std::string* error) {
         pkt->stream_index = stream_->index;
         // Takes the packet's reference and leaves pkt blank for the next one.
         if (!CT_AV_CHECK(av_interleaved_write_frame(format_, pkt), error)) return false;
+        // avio reports a failed flush of its buffer (a full disk) only here.
+        if (format_->pb && !CT_AV_CHECK(format_->pb->error, error)) return false;
     }
 }
 
@@ -296,6 +298,8 @@ bool LibavWriter::close(std::string* error) {
     bool ok = encode(nullptr, error);
     if (ok) ok = CT_AV_CHECK(av_write_trailer(format_), error);
     if (format_->pb && !(format_->oformat->flags & AVFMT_NOFILE)) {
+        avio_flush(format_->pb);
+        if (ok) ok = CT_AV_CHECK(format_->pb->error, error);
         int ret = avio_closep(&format_->pb);
         if (ok) ok = CT_AV_CHECK(ret, error);
     }
@@ -319,6 +323,15 @@ void LibavWriter::release() {
 }
 
 }  // namespace
+
+bool VideoWriter::check_path(const std::string& path, std::string* error) {
+    if (av_guess_format(nullptr, path.c_str(), nullptr)) return true;
+    if (error)
+        *error = "cannot write '" + path +
+                 "': FFmpeg knows no container for this file name (use .mp4, .mkv, .avi, or a numbered image "
+                 "pattern such as img/%05d.png)";
+    return false;
+}
 
 std::unique_ptr<VideoWriter> VideoWriter::open(const std::string& path, Size size,
                                                const VideoWriterOptions& options,

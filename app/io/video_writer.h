@@ -32,6 +32,8 @@ struct VideoWriterOptions {
 class VideoWriter {
 public:
     virtual ~VideoWriter() = default;
+    // Whether FFmpeg knows a container for this file name (before a run: a usage error).
+    static bool check_path(const std::string& path, std::string* error);
     // The container follows the file name (.mp4, .mkv, .avi). nullptr + *error on failure.
     static std::unique_ptr<VideoWriter> open(const std::string& path, Size size,
                                              const VideoWriterOptions& options, std::string* error);

@@ -12,6 +12,7 @@ FramePipeline::FramePipeline(std::unique_ptr<FrameSource> source, int slots)
     if (!source_) {
         finished_ = true;
         error_ = "no input source";
+        report_.end = EndReason::kFailed;
         return;
     }
     // Read once here, before the decode thread takes the source over.
@@ -71,12 +72,18 @@ void FramePipeline::decode_loop() {
             break;
         }
     }
+    SourceReport report = source_->report();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);  // guards stopping_
+        if (report.end == EndReason::kNone && stopping_) report.end = EndReason::kInterrupted;
+    }
     // The decode thread is the only libav user, so the source is closed here too.
     source_.reset();
     {
-        std::lock_guard<std::mutex> lock(mutex_);  // guards finished_ and error_
+        std::lock_guard<std::mutex> lock(mutex_);  // guards finished_, error_ and report_
         finished_ = true;
         error_ = std::move(end_error);
+        report_ = std::move(report);
     }
     changed_.notify_all();
 }

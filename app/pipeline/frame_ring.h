@@ -40,6 +40,9 @@ public:
 
     // Valid once acquire() has returned nullptr (written by the decode thread before that).
     const std::string& error() const { return error_; }
+    // The source's account of its frames (lost, damaged, resized) and why it ended; valid
+    // once acquire() has returned nullptr. After stop() the end is kInterrupted.
+    const SourceReport& report() const { return report_; }
     long dropped() const { return dropped_.load(); }
     bool live() const { return live_; }
     Size size() const { return size_; }
@@ -66,6 +69,7 @@ private:
     bool finished_ = false;            // decoder reached the end or an error
     bool stopping_ = false;
     std::string error_;
+    SourceReport report_;
     std::atomic<long> dropped_{0};
     std::thread thread_;
 };

@@ -114,8 +114,15 @@ int run_track_loop(FramePipeline& pipeline, MultiTracker& tracker, const std::ve
     bool stop = false;
     long taken = 0;
     while (!stop) {
+        if (o.stop && o.stop->load()) {
+            st.stopped = true;
+            break;
+        }
         const Frame* f = pipeline.acquire();
-        if (!f) break;
+        if (!f) {
+            st.stopped = o.stop && o.stop->load();
+            break;
+        }
         if (o.max_frames >= 0 && taken >= o.max_frames) {
             pipeline.release(f);
             break;
@@ -135,7 +142,7 @@ int run_track_loop(FramePipeline& pipeline, MultiTracker& tracker, const std::ve
         }
         ++taken;
         Pending p;
-        p.info = {f->index, f->pts, f->size(), f->decode_ms, f->decode_start, nullptr, false};
+        p.info = {f->index, f->pts, f->size(), f->decoded_size, f->decode_ms, f->decode_start, nullptr, false};
         p.frame = f;
         if (uploader && f->has_host_luma()) p.device_slot = uploader->upload(*f);
         pending.push_back(p);

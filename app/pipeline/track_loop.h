@@ -5,6 +5,7 @@
 // thread is the only other thread and shares only the slot ring with it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -21,14 +22,19 @@ struct TrackLoopOptions {
     long max_frames = -1;      // stop after this many frames (-1: all)
     bool track = true;         // false: decode (and copy) only, the end-to-end baseline
     bool need_host_frame = false;  // the callback reads Frame::rgb/luma: keep slots until then
+    // Once set (a signal), no further frame is taken; frames already taken are finished and
+    // handed to the callback, then the loop returns 0. Pass the same flag as
+    // SourceOptions::stop so that a blocked read gives up too.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 // What the callback learns about a frame; `frame` is null when its slot was already recycled
 // (only without need_host_frame).
 struct LoopFrame {
-    long index = -1;
+    long index = -1;     // position in the source (lost frames leave gaps)
     double pts = 0;
     Size size;
+    Size decoded_size;   // differs from size when the source scaled a frame of another size
     double decode_ms = 0;
     std::chrono::steady_clock::time_point decode_start;
     const Frame* frame = nullptr;
@@ -38,6 +44,7 @@ struct LoopFrame {
 struct TrackLoopStats {
     long frames = 0;
     long late_drops = 0;
+    bool stopped = false;      // TrackLoopOptions::stop ended the loop
     double seconds = 0;
     double track_ms = 0;       // host time inside the tracker's update calls
     std::vector<double> latency_ms;  // decode start to box ready, one per frame

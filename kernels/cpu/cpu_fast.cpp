@@ -9,6 +9,8 @@
 #include <complex>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/integral.h"
@@ -72,25 +74,115 @@ void direct_numerator(ImageView image, ImageView templ, std::uint32_t* out, std:
     }
 }
 
-struct FftNumerator::Plan {
-    Size image, padded;
-    int spectrum_width = 0;  // padded.width / 2 + 1
-    double* real = nullptr;
-    fftw_complex* image_spectrum = nullptr;
-    fftw_complex* templ_spectrum = nullptr;
+// FFTW plans for one padded shape (forward r2c, inverse c2r), shared by every numerator of
+// that shape: executing a plan on other arrays of the same alignment is thread-safe.
+struct FftNumerator::PlanPair {
+    Size padded;
     fftw_plan forward = nullptr, inverse = nullptr;
-    ~Plan() {
+    ~PlanPair() {
         std::lock_guard<std::mutex> lock(fftw_planner_mutex());
         if (forward) fftw_destroy_plan(forward);
         if (inverse) fftw_destroy_plan(inverse);
-        fftw_free(real);
-        fftw_free(image_spectrum);
-        fftw_free(templ_spectrum);
     }
 };
 
-FftNumerator::FftNumerator() = default;
+// Work arrays, grown to the largest padded shape seen, never shrunk (a window that changes
+// size never frees and allocates again). The transform scratch is one set per thread, shared
+// by every numerator the thread runs; each numerator keeps only its template's spectrum.
+struct FftNumerator::Buffers {
+    std::size_t real_capacity = 0, complex_capacity = 0;
+    double* real = nullptr;
+    fftw_complex* spectrum = nullptr;
+    void ensure(std::size_t nreal, std::size_t ncomplex) {
+        if (nreal > real_capacity) {
+            fftw_free(real);
+            real = fftw_alloc_real(nreal);
+            real_capacity = real ? nreal : 0;
+        }
+        if (ncomplex > complex_capacity) {
+            fftw_free(spectrum);
+            spectrum = fftw_alloc_complex(ncomplex);
+            complex_capacity = spectrum ? ncomplex : 0;
+        }
+        if (!real || !spectrum) throw std::bad_alloc();
+    }
+    ~Buffers() {
+        fftw_free(real);
+        fftw_free(spectrum);
+    }
+};
+
+namespace {
+
+// The process-wide plan cache: kFftPlanCacheSize shapes, least recently used evicted. FFTW's
+// planner remembers every problem it has planned (its wisdom), even with FFTW_ESTIMATE, so a
+// long run over drifting window sizes would grow it without end: it is forgotten every
+// kFftWisdomResetPlans new plans (existing plans stay valid).
+class FftPlanCache {
+public:
+    using PlanPair = FftNumerator::PlanPair;
+    std::shared_ptr<const PlanPair> get(Size padded, double* real, fftw_complex* spectrum) {
+        std::lock_guard<std::mutex> lock(mutex_);  // guards entries_, clock_ and created_
+        ++clock_;
+        for (Entry& e : entries_)
+            if (e.plan->padded == padded) {
+                e.last_use = clock_;
+                return e.plan;
+            }
+        auto plan = std::make_shared<PlanPair>();
+        plan->padded = padded;
+        {
+            std::lock_guard<std::mutex> planner(fftw_planner_mutex());
+            if (created_ > 0 && created_ % kFftWisdomResetPlans == 0) fftw_forget_wisdom();
+            const std::size_t nreal = static_cast<std::size_t>(padded.width) * padded.height;
+            // Threads pay off only on large transforms; small ones run faster on one core.
+            fftw_plan_with_nthreads(nreal >= (1u << 18) ? omp_get_max_threads() : 1);
+            // FFTW_ESTIMATE leaves the arrays alone; later runs pass their own (same alignment).
+            plan->forward = fftw_plan_dft_r2c_2d(padded.height, padded.width, real, spectrum, FFTW_ESTIMATE);
+            plan->inverse = fftw_plan_dft_c2r_2d(padded.height, padded.width, spectrum, real, FFTW_ESTIMATE);
+            ++created_;
+        }
+        if (!plan->forward || !plan->inverse) throw std::runtime_error("FFTW could not plan the transform");
+        if (entries_.size() >= kFftPlanCacheSize) {
+            auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                           [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
+            entries_.erase(oldest);  // numerators still using it keep it alive
+        }
+        entries_.push_back({plan, clock_});
+        return plan;
+    }
+    std::size_t size() {
+        std::lock_guard<std::mutex> lock(mutex_);  // guards entries_
+        return entries_.size();
+    }
+    std::size_t created() {
+        std::lock_guard<std::mutex> lock(mutex_);  // guards created_
+        return created_;
+    }
+
+private:
+    struct Entry {
+        std::shared_ptr<const PlanPair> plan;
+        std::uint64_t last_use = 0;
+    };
+    std::mutex mutex_;
+    std::vector<Entry> entries_;
+    std::uint64_t clock_ = 0;
+    std::size_t created_ = 0;
+};
+
+FftPlanCache& plan_cache() {
+    static FftPlanCache cache;
+    return cache;
+}
+
+}  // namespace
+
+FftNumerator::FftNumerator() : templ_spectrum_(std::make_unique<Buffers>()) {}
 FftNumerator::~FftNumerator() = default;
+
+std::size_t FftNumerator::cached_plans() { return plan_cache().size(); }
+std::size_t FftNumerator::plans_created() { return plan_cache().created(); }
 
 Size FftNumerator::padded_size(Size image) {
     return {next_fast_length(image.width), next_fast_length(image.height)};
@@ -105,32 +197,27 @@ void FftNumerator::set_template(ImageView templ) {
 }
 
 void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitch) {
-    if (!plan_ || plan_->image != image.size()) {
-        init_fftw_threads();
-        auto p = std::make_unique<Plan>();
-        p->image = image.size();
-        p->padded = padded_size(image.size());
-        p->spectrum_width = p->padded.width / 2 + 1;
-        const std::size_t nreal = static_cast<std::size_t>(p->padded.width) * p->padded.height;
-        const std::size_t ncomplex = static_cast<std::size_t>(p->spectrum_width) * p->padded.height;
-        p->real = fftw_alloc_real(nreal);
-        p->image_spectrum = fftw_alloc_complex(ncomplex);
-        p->templ_spectrum = fftw_alloc_complex(ncomplex);
-        {
-            std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-            // Threads pay off only on large transforms; small ones run faster on one core.
-            fftw_plan_with_nthreads(nreal >= (1u << 18) ? omp_get_max_threads() : 1);
-            p->forward = fftw_plan_dft_r2c_2d(p->padded.height, p->padded.width, p->real,
-                                              p->image_spectrum, FFTW_ESTIMATE);
-            p->inverse = fftw_plan_dft_c2r_2d(p->padded.height, p->padded.width, p->image_spectrum,
-                                              p->real, FFTW_ESTIMATE);
-        }
-        plan_ = std::move(p);  // outside the lock: the old plan's destructor takes it too
+    thread_local Buffers scratch;  // the transforms' arrays, one set per thread
+    init_fftw_threads();
+    const Size padded = padded_size(image.size());
+    const std::size_t nreal = static_cast<std::size_t>(padded.width) * padded.height;
+    const std::size_t ncomplex = static_cast<std::size_t>(padded.width / 2 + 1) * padded.height;
+    scratch.ensure(nreal, ncomplex);
+    if (!plan_ || plan_->padded != padded) {
+        plan_ = plan_cache().get(padded, scratch.real, scratch.spectrum);
+        templ_spectrum_->ensure(1, ncomplex);
         spectrum_valid_ = false;
     }
-    Plan& p = *plan_;
+    struct {
+        Size padded;
+        int spectrum_width;
+        double* real;
+        fftw_complex* image_spectrum;
+        fftw_complex* templ_spectrum;
+        fftw_plan forward, inverse;
+    } p{plan_->padded, plan_->padded.width / 2 + 1, scratch.real, scratch.spectrum, templ_spectrum_->spectrum,
+        plan_->forward, plan_->inverse};
     const int pw = p.padded.width, ph = p.padded.height;
-    const std::size_t ncomplex = static_cast<std::size_t>(p.spectrum_width) * ph;
 
     auto load_padded = [&](const std::uint8_t* src, std::size_t pitch, int w, int h) {
         std::fill(p.real, p.real + static_cast<std::size_t>(pw) * ph, 0.0);
@@ -194,8 +281,17 @@ public:
         const int step = p.template_roi_step;
         // One integral image over every row the templates search: template k's windows are the
         // same boxes k * step rows further down.
+        // Scratch for this call only: one set per thread, shared by every cpu_fast instance the
+        // thread runs (a tracker's targets), grown to the largest search and kept.
+        // (References: inside the OpenMP loops below, a thread_local name would mean each
+        // worker's own empty copy.)
+        thread_local IntegralImages integral_tls;
+        thread_local std::vector<std::uint32_t> numerator_tls;
+        IntegralImages& integral_ = integral_tls;
+        std::vector<std::uint32_t>& numerator_ = numerator_tls;
         integral_.build(frame.sub({p.roi.x, p.roi.y, p.roi.width, p.roi.height + (p.templates - 1) * step}));
-        numerator_.resize(static_cast<std::size_t>(o.width) * o.height);
+        if (numerator_.size() < static_cast<std::size_t>(o.width) * o.height)
+            numerator_.resize(static_cast<std::size_t>(o.width) * o.height);
         const Size roi_size{p.roi.width, p.roi.height};
         const bool use_fft = cpu_fast_prefers_fft(roi_size, p.templ);
         if (use_fft) prepare_fft(roi_size, p);
@@ -254,8 +350,6 @@ private:
     KernelInfo info_{"cpu_fast", Device::kCpu,
                      "integral-image window sums + direct or FFTW numerator, all cores"};
     std::vector<std::uint8_t> templ_;
-    IntegralImages integral_;
-    std::vector<std::uint32_t> numerator_;
     std::vector<std::unique_ptr<FftNumerator>> fft_;
     std::vector<bool> fft_ready_;  // fft_[i] holds template fft_index_[i]'s spectrum
     std::vector<int> fft_index_;

@@ -20,8 +20,15 @@ bool cpu_opencv_available();
 // unsigned 32 bits (exact for templates up to 65536 pixels). Rows run on all cores.
 void direct_numerator(ImageView image, ImageView templ, std::uint32_t* out, std::size_t out_pitch);
 
-// SIT through a double-precision real FFT (FFTW), rounded to the exact integer. Plans are
-// made once per shape and the template spectrum is cached until the template changes.
+// SIT through a double-precision real FFT (FFTW), rounded to the exact integer. The template
+// spectrum is cached until the template or the padded shape changes. Memory stays bounded over
+// any run: the arrays only grow (to the largest shape seen, so a changing window size never
+// frees and allocates again; the transform scratch is one set per thread, not per numerator),
+// and plans come from a process-wide cache of
+// kFftPlanCacheSize shapes (least recently used evicted, FFTW's accumulated wisdom forgotten
+// every kFftWisdomResetPlans new plans, since FFTW keeps every planned problem otherwise).
+constexpr std::size_t kFftPlanCacheSize = 16;
+constexpr std::size_t kFftWisdomResetPlans = 64;
 class FftNumerator {
 public:
     FftNumerator();
@@ -32,10 +39,16 @@ public:
     void run(ImageView image, std::uint32_t* out, std::size_t out_pitch);
     // FFT side lengths chosen for an image of this size (products of 2, 3, 5 and 7).
     static Size padded_size(Size image);
+    // The plan cache's state, for the tests: shapes cached now and plans created so far.
+    static std::size_t cached_plans();
+    static std::size_t plans_created();
+
+    struct PlanPair;  // cached plans of one padded shape (cpu_fast.cpp)
+    struct Buffers;   // this numerator's work arrays
 
 private:
-    struct Plan;
-    std::unique_ptr<Plan> plan_;
+    std::unique_ptr<Buffers> templ_spectrum_;  // only its spectrum array is used
+    std::shared_ptr<const PlanPair> plan_;
     std::vector<std::uint8_t> templ_;
     Size templ_size_;
     bool spectrum_valid_ = false;

@@ -2,6 +2,9 @@
 // available CUDA kernel that supports it (for a batch: cuda_dp4a, cuda_dp4a_ilp, cuda_fft)
 // with CUDA events and remembers the fastest for the whole process; later calls in that
 // bucket go straight to it. The timing round is the one place that synchronizes.
+// The choices are bounded: at most kMaxShapes buckets are remembered (least recently used
+// forgotten), so a tracker whose windows drift through many sizes over hours neither grows
+// the cache without end nor pays a timing round on every new size forever.
 #include <algorithm>
 #include <cmath>
 #include <mutex>
@@ -26,6 +29,7 @@ constexpr float kSlowMs = 20.0f;   // up to this, kMoreRunsSlow; beyond, the one
 constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
 constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
+constexpr std::size_t kMaxShapes = 64;  // remembered winners
 
 // Winners are remembered per bucket of similar shapes, not per exact shape: a tracker whose
 // search windows change size with the target's scale would otherwise time every kernel again
@@ -63,27 +67,42 @@ ShapeKey key_of(const NccProblem& p) {
 // The winners of every Auto in the process: timed once per bucket, bounded in size.
 class WinnerCache {
 public:
-    std::string find(const ShapeKey& k) const {
+    std::string find(const ShapeKey& k) {
         std::lock_guard<std::mutex> lock(mutex_);
         const auto it = winners_.find(k);
-        return it == winners_.end() ? std::string() : it->second;
+        if (it == winners_.end()) return {};
+        it->second.last_use = ++clock_;
+        return it->second.name;
     }
     void store(const ShapeKey& k, const std::string& name) {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (winners_.size() >= kMaxBuckets) winners_.clear();  // a fresh timing round is cheap
-        winners_[k] = name;
+        if (winners_.size() >= kMaxShapes && winners_.find(k) == winners_.end()) {
+            auto oldest = winners_.begin();
+            for (auto w = winners_.begin(); w != winners_.end(); ++w)
+                if (w->second.last_use < oldest->second.last_use) oldest = w;
+            winners_.erase(oldest);
+        }
+        winners_[k] = Winner{name, ++clock_};
     }
     bool uses(const std::string& name) const {
         std::lock_guard<std::mutex> lock(mutex_);
         for (const auto& [key, winner] : winners_)
-            if (winner == name) return true;
+            if (winner.name == name) return true;
         return false;
+    }
+    std::size_t size() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return winners_.size();
     }
 
 private:
-    static constexpr std::size_t kMaxBuckets = 4096;
+    struct Winner {
+        std::string name;
+        std::uint64_t last_use = 0;
+    };
     mutable std::mutex mutex_;
-    std::map<ShapeKey, std::string> winners_;
+    std::map<ShapeKey, Winner> winners_;
+    std::uint64_t clock_ = 0;
 };
 
 WinnerCache& winner_cache() {
@@ -186,6 +205,8 @@ public:
         if (!forced_.empty()) return forced_;
         return winner_cache().find(key_of(p));
     }
+
+    std::size_t remembered_shapes() const override { return winner_cache().size(); }
 
     std::string last_timings() const override { return last_timings_; }
 

@@ -60,6 +60,8 @@ public:
     virtual std::string choice(const NccProblem& p) const = 0;
     // The last timing round, fastest first: "cuda_x 0.123 ms, cuda_y 0.456 ms, ...".
     virtual std::string last_timings() const = 0;
+    // Shapes whose winner is remembered now (bounded; see auto_select.cu).
+    virtual std::size_t remembered_shapes() const = 0;
 };
 std::unique_ptr<Correlator> make_auto();
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds corrtrack with AddressSanitizer + UndefinedBehaviorSanitizer (clang, also carrying the
+# libFuzzer targets of fuzz/) in build-san/ and runs the CPU tests under it; any ASan, UBSan or
+# LeakSanitizer report fails the run. The soak test is left out (it measures memory; ASan's
+# shadow would swamp it). GPU tests skip themselves without a GPU.
+#   scripts/sanitize.sh                   ASan + UBSan build, all CPU tests
+#   SANITIZE_TSAN=1 scripts/sanitize.sh   also a ThreadSanitizer build (build-tsan/) running the
+#                                         pipeline, track-loop and signal tests
+#   SANITIZE_BUILD_ONLY=1                 configure and build only
+# CORRTRACK_CUDA_ARCHS narrows the CUDA targets as for setup.sh (CI uses 90).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CORRTRACK_SKIP_BUILD=1 "$here/scripts/setup.sh"  # the Debian packages, clang among them
+jobs="$(nproc)"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0:strict_string_checks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$here/scripts/sanitizers.supp:print_suppressions=0}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$here/scripts/sanitizers.supp:halt_on_error=1:second_deadlock_stack=1}"
+
+configure() {  # build dir, sanitizer, extra cmake args
+  local dir="$1" san="$2"
+  shift 2
+  local args=(-S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCORRTRACK_SANITIZE="$san"
+              -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCORRTRACK_WITH_GUI=OFF
+              "-DCMAKE_CXX_FLAGS=-gline-tables-only" "-DCMAKE_C_FLAGS=-gline-tables-only")
+  [ -n "${CORRTRACK_CUDA_ARCHS:-}" ] && args+=("-DCORRTRACK_CUDA_ARCHS=${CORRTRACK_CUDA_ARCHS}")
+  cmake "${args[@]}" "$@" >/dev/null
+}
+
+san="${CORRTRACK_SAN_BUILD_DIR:-$here/build-san}"
+configure "$san" address -DCORRTRACK_FUZZ=ON
+cmake --build "$san" -j "$jobs"
+if [ "${SANITIZE_TSAN:-0}" = 1 ]; then
+  tsan="$here/build-tsan"
+  configure "$tsan" thread
+  cmake --build "$tsan" -j "$jobs" --target test_pipeline test_signals corrtrack
+fi
+[ "${SANITIZE_BUILD_ONLY:-0}" = 1 ] && exit 0
+
+echo "sanitize: CPU tests under ASan + UBSan"
+ctest --test-dir "$san" --output-on-failure -j "$jobs" -LE soak
+if [ "${SANITIZE_TSAN:-0}" = 1 ]; then
+  echo "sanitize: pipeline tests under TSan"
+  ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -R 'Pipeline|TrackLoop|Signals|SecondSignal'
+fi
