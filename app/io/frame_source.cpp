@@ -38,6 +38,7 @@ extern "C" {
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -515,6 +516,7 @@ private:
     bool open_reader(std::string* error);
     // Why the last read or open failed when it was the byte reader or the stop flag.
     ReadStatus fail_io(const std::string& what);
+    std::pair<std::string, EndReason> io_failure(const std::string& what) const;
     // kProbing: NVDEC is set up but has not delivered a frame yet; the packets it was given
     // are kept for a software decoder in case it refuses the stream.
     enum class Hw { kOff, kProbing, kOn };
@@ -599,6 +601,9 @@ private:
     long concealed_ = 0;
     EndReason end_ = EndReason::kNone;
     bool draining_ = false;
+    // A stall or read failure met while reading: reported once the decoder has given back
+    // the frames it already holds (frame threads keep up to one per thread).
+    std::optional<std::pair<std::string, EndReason>> pending_failure_;
     bool finished_ = false;
     ReadStatus final_status_ = ReadStatus::kEnd;
     int demux_error_ = 0;
@@ -1042,16 +1047,21 @@ ReadStatus LibavSource::fail(const std::string& message, EndReason reason) {
 }
 
 ReadStatus LibavSource::fail_io(const std::string& what) {
+    const auto [message, reason] = io_failure(what);
+    return fail(message, reason);
+}
+
+std::pair<std::string, EndReason> LibavSource::io_failure(const std::string& what) const {
     if (deadline_.interrupted || (options_.stop && options_.stop->load()))
-        return fail("'" + name_ + "': interrupted", EndReason::kInterrupted);
+        return {"'" + name_ + "': interrupted", EndReason::kInterrupted};
     const std::string failure = reader_ ? reader_->failure() : std::string();
     if (!deadline_.expired && !failure.empty()) {
         const bool stalled = failure.find("read timeout") != std::string::npos;
-        return fail("'" + name_ + "' " + what + ": " + failure, stalled ? EndReason::kStalled : EndReason::kFailed);
+        return {"'" + name_ + "' " + what + ": " + failure, stalled ? EndReason::kStalled : EndReason::kFailed};
     }
-    return fail("'" + name_ + "' stopped sending data: nothing for " + format_fps(options_.read_timeout_s) +
-                    " s (read timeout)",
-                EndReason::kStalled);
+    return {"'" + name_ + "' stopped sending data: nothing for " + format_fps(options_.read_timeout_s) +
+                " s (read timeout)",
+            EndReason::kStalled};
 }
 
 SourceReport LibavSource::report() const {
@@ -1185,18 +1195,16 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
             }
             return ReadStatus::kFrame;
         }
-        if (ret == AVERROR_EOF) return finish();
+        if (ret == AVERROR_EOF || (draining_ && ret == AVERROR(EAGAIN))) {
+            if (pending_failure_) return fail(pending_failure_->first, pending_failure_->second);
+            return finish();
+        }
         if (ret != AVERROR(EAGAIN)) {
             note_decode_error(av_error_string(ret));
             if (++errors_in_a_row > 1000)
                 return fail("'" + name_ + "': the decoder keeps failing: " + av_error_string(ret));
             if (draining_) continue;
         }
-        if (draining_) {
-            // EAGAIN after a flush would loop forever; libav never does it, but be safe.
-            return finish();
-        }
-
         t_last_av_log.clear();
         bool replayed = false;
         if (!replay_.empty()) {
@@ -1220,8 +1228,16 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
         }
         if (ret < 0) {
             if (deadline_.expired || deadline_.interrupted || ret == AVERROR_EXIT ||
-                (reader_ && !reader_->failure().empty()))
-                return fail_io("stopped sending data");
+                (reader_ && !reader_->failure().empty())) {
+                if (deadline_.interrupted || (options_.stop && options_.stop->load()))
+                    return fail_io("stopped sending data");
+                // Stalled or failed: the frames already decoded come first, then the failure.
+                pending_failure_ = io_failure("stopped sending data");
+                draining_ = true;
+                if (avcodec_send_packet(codec_.get(), nullptr) < 0)
+                    return fail(pending_failure_->first, pending_failure_->second);
+                continue;
+            }
             if (ret != AVERROR_EOF) {
                 demux_error_ = ret;
                 demux_error_detail_ = log_detail(av_error_string(ret));
