@@ -295,5 +295,42 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
     cudaFree(d_map);
 }
 
+// A launch-bound problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round; a
+// full 1080p frame with a 64x64 template is timed once, and its winner is then reused. GPU only.
+TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
+    const test::OwnedImage frame = test::random_image(1920, 1080, 3), templ = test::random_image(64, 64, 4);
+    std::uint8_t* d_frame = nullptr;
+    float* d_map = nullptr;
+    ASSERT_EQ(cudaMalloc(&d_frame, frame.pixels.size()), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_map, frame.pixels.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(d_frame, frame.pixels.data(), frame.pixels.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    auto corr = make_auto();
+    auto* a = dynamic_cast<AutoSelect*>(corr.get());
+    ASSERT_TRUE(a);
+    corr->set_template(templ.view(), nullptr);
+    const ImageView view{d_frame, 1920, 1080, 1920, MemorySpace::kDevice};
+    auto run = [&](const Rect& roi) {
+        const NccProblem p{{1920, 1080}, {64, 64}, roi, 1};
+        const Size o = p.out_size();
+        corr->run(view, p, {d_map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
+        return p;
+    };
+    const NccProblem small = run(Rect{500, 300, 160, 160});  // 97x97 positions x 4096: 39M
+    EXPECT_EQ(a->choice(small), "cuda_dp4a_ilp");
+    EXPECT_EQ(a->last_timings().rfind("untimed: cuda_dp4a_ilp", 0), 0u) << a->last_timings();
+    const NccProblem full = run(Rect{0, 0, 1920, 1080});
+    const std::string timings = a->last_timings();
+    EXPECT_EQ(timings.find("untimed"), std::string::npos) << timings;
+    EXPECT_NE(timings.find("cuda_mma"), std::string::npos) << timings;  // the candidates were timed
+    const std::string winner = a->choice(full);
+    EXPECT_EQ(timings.rfind(winner + " ", 0), 0u) << timings;  // the fastest is listed first
+    run(Rect{0, 0, 1920, 1080});
+    EXPECT_EQ(a->last_timings(), timings);  // no second round
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(d_frame);
+    cudaFree(d_map);
+}
+
 }  // namespace
 }  // namespace corrtrack

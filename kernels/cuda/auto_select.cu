@@ -30,6 +30,13 @@ constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
 constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
 constexpr std::size_t kMaxShapes = 64;  // remembered winners
+// Problems under this many multiply-adds are launch-bound on any GPU we run on: every fast
+// kernel finishes in a few tens of microseconds, so a timing round (all kernels, plans and
+// workspaces, tens of ms) could never pay for itself. They go to kSmallKernel untimed. A
+// tracker's windows (a 32 px template over about 50x50 positions x 3 scales: 8M) are all
+// small; full-frame searches on large frames are timed.
+constexpr double kSmallWork = 268435456.0;  // 2^28
+constexpr const char* kSmallKernel = "cuda_dp4a_ilp";
 
 // Winners are remembered per bucket of similar shapes, not per exact shape: a tracker whose
 // search windows change size with the target's scale would otherwise time every kernel again
@@ -171,9 +178,16 @@ public:
         if (templ_generation_ == 0) throw std::invalid_argument("auto: no template was set");
         std::string name = forced_;
         if (name.empty()) {
-            name = winner_cache().find(key_of(p));
+            const ShapeKey key = key_of(p);
+            name = winner_cache().find(key);
             // A bucket's winner may refuse this exact shape (a size limit inside the bucket).
-            if (name.empty() || !instance(name).corr->supports(p, nullptr)) name = time_candidates(frame, p, out, stream);
+            if (name.empty() || !instance(name).corr->supports(p, nullptr)) {
+                name = small_problem_kernel(p);
+                if (name.empty())
+                    name = time_candidates(frame, p, out, stream);
+                else
+                    winner_cache().store(key, name);
+            }
         }
         Instance& inst = instance(name);
         sync_template(inst, stream);
@@ -250,6 +264,17 @@ private:
         return ms;
     }
 
+    // kSmallKernel for a launch-bound problem it supports; empty when the problem is worth timing.
+    std::string small_problem_kernel(const NccProblem& p) {
+        const Size o = p.out_size();
+        const double work = static_cast<double>(o.width) * o.height * p.templ.width * p.templ.height * p.templates;
+        if (work >= kSmallWork) return {};
+        const KernelEntry* e = find_kernel(kSmallKernel);
+        if (!e || !e->available() || !instance(kSmallKernel).corr->supports(p, nullptr)) return {};
+        last_timings_ = std::string("untimed: ") + kSmallKernel + " (a launch-bound problem)";
+        return kSmallKernel;
+    }
+
     // Times every candidate at this shape (one warm-up run, then the best of up to five timed
     // runs) and records the winner. Each run writes `out`; the caller's run of the winner
     // comes last, so the map it returns is the winner's.
@@ -306,7 +331,7 @@ private:
         else if (!last_.empty())
             info_.summary = "auto -> " + last_;
         else
-            info_.summary = "times every CUDA kernel once per shape, then runs the fastest";
+            info_.summary = "times every CUDA kernel once per shape bucket, then runs the fastest";
     }
 
     KernelInfo info_{"auto", Device::kCuda, ""};

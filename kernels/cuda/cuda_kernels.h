@@ -48,9 +48,10 @@ std::unique_ptr<Correlator> make_cuda_mma_rows(int rows_per_warp);
 // a32e, a32e2, r4a32, a32_split; nullptr for any other tag.
 std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag);
 
-// "auto" (auto_select.cu): the first time it sees a problem shape it times every available
-// CUDA kernel that supports it (the only place a kernel synchronizes) and dispatches to the
-// fastest from then on. CORRTRACK_AUTO_KERNEL=<name> in the environment pins the choice.
+// "auto" (auto_select.cu): the first time it sees a bucket of similar problem shapes it times
+// every available CUDA kernel that supports it (the only place a kernel synchronizes) and
+// dispatches to the fastest from then on; launch-bound problems (under 2^28 multiply-adds) go
+// to cuda_dp4a_ilp untimed. CORRTRACK_AUTO_KERNEL=<name> in the environment pins the choice.
 class AutoSelect : public Correlator {
 public:
     // Pins dispatch to one CUDA kernel; "" returns to timing. False (with why) for a name that
@@ -58,9 +59,10 @@ public:
     virtual bool force_kernel(std::string_view name, std::string* why = nullptr) = 0;
     // The kernel picked for this problem's shape, "" before it has been timed.
     virtual std::string choice(const NccProblem& p) const = 0;
-    // The last timing round, fastest first: "cuda_x 0.123 ms, cuda_y 0.456 ms, ...".
+    // The last timing round, fastest first: "cuda_x 0.123 ms, cuda_y 0.456 ms, ...", or
+    // "untimed: cuda_dp4a_ilp (...)" when the last new shape was launch-bound.
     virtual std::string last_timings() const = 0;
-    // Shapes whose winner is remembered now (bounded; see auto_select.cu).
+    // Shape buckets whose winner the process remembers now (at most 64; see auto_select.cu).
     virtual std::size_t remembered_shapes() const = 0;
 };
 std::unique_ptr<Correlator> make_auto();
