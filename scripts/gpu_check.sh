@@ -8,7 +8,8 @@
 #              prefix already holds the same build. Run whenever a later step needs FFmpeg.
 #   smi        nvidia-smi (summary + full -q report)
 #   libs       every shared library the binaries need resolves, and every symbol (ldd -r)
-#   tests      every test binary of the build (gtest XML per binary), test_kernel_sweep first
+#   tests      every test binary of the build but test_soak (gtest XML per binary), test_kernel_sweep,
+#              test_policy and test_tracker first
 #   sanitizer  compute-sanitizer memcheck, racecheck and initcheck, each on the kernels
 #              (test_kernel_sweep, SANITIZER_GTEST_FILTER) and on the tracker (test_tracker's
 #              and test_pipeline's GPU paths, SANITIZER_TRACKER_FILTER); "memcheck",
@@ -17,6 +18,11 @@
 #              (90000, an hour at 25 fps); RSS and update time at the start and the end in
 #              soak.json and soak.txt (limit T_SOAK, 300 s)
 #   bench      corrtrack bench, the full default sweep: bench.csv, bench.png, bench.json, bench.txt
+#   eval       corrtrack eval on the sequences in EVAL_DATA (.gpu/data: OTB-style folders carried
+#              with the call; the shared data does not travel) once per kernel in EVAL_KERNELS
+#              ("auto cuda_dp4a_ilp cpu_fast"): OTB metrics and the tracker's update fps per
+#              kernel, and whether the GPU and CPU paths score alike; eval-<kernel>.json/.txt
+#              (limit T_EVAL, 120 s). Only when named in STEPS.
 #   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264): NVDEC
 #              (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
 #   e2e        corrtrack bench --e2e on 1080p and 4K H.264 clips made here (testsrc2, x264
@@ -86,6 +92,12 @@ t_begin=$SECONDS
 build="${1:-${CORRTRACK_BUILD_DIR:-build}}"
 libdir="${2:-${CORRTRACK_GPU_LIBS:-.gpu/lib}}"
 cd "$repo" || exit 1
+# The build travels packed (scripts/gpu_bundle.sh): unpack it where it is not already.
+if [ ! -x "$build/app/corrtrack" ] && [ -s .gpu/carry/build.tar.xz ]; then
+  mkdir -p "$build" && { tar -C "$build" -xJf .gpu/carry/build.tar.xz 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .gpu/carry/build.tar.xz "$build"; } ||
+    { echo "gpu_check: cannot unpack .gpu/carry/build.tar.xz" >&2; exit 2; }
+fi
 build="$(cd "$build" 2>/dev/null && pwd)" || { echo "gpu_check: no build folder '${1:-build}'" >&2; exit 2; }
 case "$libdir" in /*) ;; *) libdir="$repo/$libdir" ;; esac
 ffprefix="${FFMPEG_PREFIX:-/tmp/ffmpeg}"
@@ -113,6 +125,7 @@ T_BENCH="${T_BENCH:-170}"
 T_NVDEC="${T_NVDEC:-60}"
 T_E2E="${T_E2E:-150}"
 T_PYTHON="${T_PYTHON:-300}"
+T_EVAL="${T_EVAL:-120}"
 SANITIZER_GTEST_FILTER="${SANITIZER_GTEST_FILTER:-*KernelSweep*cuda_*}"
 SANITIZER_TRACKER_FILTER="${SANITIZER_TRACKER_FILTER:-*MultiTracker*:*SameTrack*:*TrackLoop*}"
 SOAK_FRAMES="${SOAK_FRAMES:-90000}"
@@ -125,8 +138,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|python) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|python|eval) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -224,7 +237,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python; then
+if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -281,10 +294,13 @@ fi
 
 # tests: test binaries, test_kernel_sweep first
 if want tests; then
+  # The kernels and the tracker first; test_soak belongs to the soak step.
   tests=()
-  [ -x "$build/tests/test_kernel_sweep" ] && tests+=("$build/tests/test_kernel_sweep")
+  first=(test_kernel_sweep test_policy test_tracker)
+  for n in "${first[@]}"; do [ -x "$build/tests/$n" ] && tests+=("$build/tests/$n"); done
   while IFS= read -r b; do
-    [ "$b" = "$build/tests/test_kernel_sweep" ] || tests+=("$b")
+    case " ${first[*]} test_soak " in *" $(basename "$b") "*) continue ;; esac
+    tests+=("$b")
   done < <(find "$build/tests" -maxdepth 1 -type f -name 'test_*' -perm -u+x 2>/dev/null | sort)
   [ ${#tests[@]} = 0 ] && record tests "FAIL (no test binaries in $build/tests)" 0 -
   tests_end=$((SECONDS + $(limit_of "$T_TESTS")))
@@ -379,6 +395,20 @@ if want bench; then
   fi
   cases="$(grep -E '^[0-9]+ cases:' "$out/bench.txt" | tail -1)"
   record bench "$st${cases:+: $cases}" $((SECONDS - t0)) "bench.txt, bench.log"
+fi
+
+# eval: OTB metrics and update fps of the tracker per kernel on the carried sequences
+if want eval; then
+  t0=$SECONDS
+  lim="$(limit_of "$T_EVAL")"
+  data="${EVAL_DATA:-$repo/.gpu/data}"
+  st=PASS; line=""
+  for k in ${EVAL_KERNELS:-auto cuda_dp4a_ilp cpu_fast}; do
+    timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" eval "$data" --kernel "$k" \
+      --json "$out/eval-$k.json" >"$out/eval-$k.txt" 2>&1 || st="FAIL (eval --kernel $k: see eval-$k.txt)"
+    line="$line $k: $(grep -E '^mean' "$out/eval-$k.txt" | tr -s ' ' | head -c 120);"
+  done
+  record eval "$st:$line" $((SECONDS - t0)) "eval-*.txt"
 fi
 
 # nvdec: FFmpeg decode throughput, NVDEC / CUVID / CPU, on a 1080p H.264 clip made here

@@ -98,8 +98,8 @@ opts=(
   --enable-fft --enable-rdft --enable-dct --enable-mdct   # export av_fft_* etc. as Debian's does
   # tests/test_io reads live input from a local HTTP server; the app also opens RTSP cameras
   --enable-network --enable-protocol=file,pipe,tcp,udp,http,rtp
-  --enable-demuxer=mov,matroska,avi,image2,mjpeg,h264,hevc,rawvideo,wav,rtsp
-  --enable-muxer=mp4,mov,matroska,avi,image2,null,wav
+  --enable-demuxer=mov,matroska,avi,image2,mjpeg,h264,hevc,rawvideo,wav,rtsp,mpegts
+  --enable-muxer=mp4,mov,matroska,avi,image2,null,wav,mpegts
   --enable-decoder=h264,hevc,mpeg4,msmpeg4v3,mjpeg,png,rawvideo,ffv1,pcm_s16le,h264_cuvid,hevc_cuvid
   --enable-encoder=libx264,mpeg4,mjpeg,png,rawvideo,ffv1,pcm_s16le,wrapped_avframe
   --enable-hwaccel=h264_nvdec,hevc_nvdec
