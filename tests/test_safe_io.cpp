@@ -295,8 +295,8 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
     cudaFree(d_map);
 }
 
-// A launch-bound problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round; a
-// full 1080p frame with a 64x64 template is timed once, and its winner is then reused. GPU only.
+// A small problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round; a full
+// 1080p frame with a 64x64 template (7.7G multiply-adds) is timed once, and its winner is then reused. GPU only.
 TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
     const test::OwnedImage frame = test::random_image(1920, 1080, 3), templ = test::random_image(64, 64, 4);

@@ -50,7 +50,7 @@ std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag);
 
 // "auto" (auto_select.cu): the first time it sees a bucket of similar problem shapes it times
 // every available CUDA kernel that supports it (the only place a kernel synchronizes) and
-// dispatches to the fastest from then on; launch-bound problems (under 2^28 multiply-adds) go
+// dispatches to the fastest from then on; small problems (under 2^31 multiply-adds) go
 // to cuda_dp4a_ilp untimed. CORRTRACK_AUTO_KERNEL=<name> in the environment pins the choice.
 class AutoSelect : public Correlator {
 public:
@@ -60,7 +60,7 @@ public:
     // The kernel picked for this problem's shape, "" before it has been timed.
     virtual std::string choice(const NccProblem& p) const = 0;
     // The last timing round, fastest first: "cuda_x 0.123 ms, cuda_y 0.456 ms, ...", or
-    // "untimed: cuda_dp4a_ilp (...)" when the last new shape was launch-bound.
+    // "untimed: cuda_dp4a_ilp (...)" when the last new shape was small.
     virtual std::string last_timings() const = 0;
     // Shape buckets whose winner the process remembers now (at most 64; see auto_select.cu).
     virtual std::size_t remembered_shapes() const = 0;
