@@ -89,5 +89,5 @@ cp -a "$build"/python/corrtrack/*.py "$build"/python/corrtrack/py.typed "$build"
 cat "$out/BUILD_INFO" | sed 's/^/gpu_python_bundle:   /'
 mib() { du -sm "$1" | cut -f1; }
 say ".gpu/python: $(du -sh "$out" | cut -f1) (module $(du -h "$so" | cut -f1), wheels $(du -sh "$out/wheels" | cut -f1))"
-say "device call: carry [\".gpu/carry\", \".gpu/python\", \"build/app/corrtrack\", \"build/tests\", \"build/CMakeCache.txt\"]"
+say "device call: carry [\".gpu/carry\", \".gpu/python\"] (run scripts/gpu_bundle.sh first: it packs the build)"
 say "             command: STEPS=\"ffmpeg python\" bash scripts/gpu_check.sh"
