@@ -25,8 +25,19 @@ constexpr double kParallelMacs = 4e6;
 constexpr double kParallelPositions = 2e5;
 
 // The AVX2 clone is picked at load time where the CPU has it; the default keeps the binary
-// portable to any x86-64 (CI machines, the GPU host).
+// portable to any x86-64 (CI machines, the GPU host). Not under ThreadSanitizer: it
+// instruments the clones' ifunc resolver, which the loader runs before TSan is set up (the
+// binary dies at start).
+#if defined(__SANITIZE_THREAD__)
+#define CORRTRACK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CORRTRACK_TSAN 1
+#endif
+#endif
+#ifndef CORRTRACK_TSAN
 __attribute__((target_clones("avx2", "default")))
+#endif
 void accumulate_row(std::uint32_t* acc, const std::uint8_t* pixels, std::uint16_t t, int n) {
     // t * pixel <= 255 * 255 fits 16 bits, which lets the compiler use 16-bit multiplies.
     for (int x = 0; x < n; ++x) acc[x] += static_cast<std::uint16_t>(t * pixels[x]);
