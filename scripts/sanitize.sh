@@ -15,7 +15,7 @@ jobs="$(nproc)"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$here/scripts/sanitizers.supp:print_suppressions=0}"
-export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$here/scripts/sanitizers.supp:halt_on_error=1:second_deadlock_stack=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$here/scripts/sanitizers.supp:halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1}"
 
 configure() {  # build dir, sanitizer, extra cmake args
   local dir="$1" san="$2"
@@ -41,5 +41,7 @@ echo "sanitize: CPU tests under ASan + UBSan"
 ctest --test-dir "$san" --output-on-failure -j "$jobs" -LE soak
 if [ "${SANITIZE_TSAN:-0}" = 1 ]; then
   echo "sanitize: pipeline tests under TSan"
-  ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -R 'Pipeline|TrackLoop|Signals|SecondSignal'
+  # SecondSignal is left out here: TSan defers a signal's handler until the thread leaves the
+  # call it is in, and that test's process is blocked for good in write() on a full FIFO.
+  ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -R 'Pipeline|TrackLoop|Signals' -E 'SecondSignal'
 fi
