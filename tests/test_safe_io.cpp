@@ -263,21 +263,41 @@ TEST(BoundedCaches, FftPlansStayBoundedAndExact) {
     EXPECT_GE(FftNumerator::plans_created() - created_before, 40u);
 }
 
+// A frame uploaded to the device and room for a float map of the same size (auto's tests).
+struct DeviceFrame {
+    explicit DeviceFrame(const test::OwnedImage& image) : width(image.width), height(image.height) {
+        const std::size_t n = image.pixels.size();
+        if (cudaMalloc(&pixels, n) != cudaSuccess || cudaMalloc(&map, n * sizeof(float)) != cudaSuccess ||
+            cudaMemcpy(pixels, image.pixels.data(), n, cudaMemcpyHostToDevice) != cudaSuccess)
+            failed = true;
+    }
+    ~DeviceFrame() {
+        cudaFree(pixels);
+        cudaFree(map);
+    }
+    DeviceFrame(const DeviceFrame&) = delete;
+    DeviceFrame& operator=(const DeviceFrame&) = delete;
+    bool ok() const { return !failed; }
+    ImageView view() const {
+        return {pixels, width, height, static_cast<std::size_t>(width), MemorySpace::kDevice};
+    }
+    int width, height;
+    std::uint8_t* pixels = nullptr;
+    float* map = nullptr;
+    bool failed = false;
+};
+
 // auto remembers at most 64 buckets of shapes however many it meets (a re-detection window
 // that drifts through sizes for hours), the least recently used forgotten. 8 x 8 template
 // sides x 2 window sizes are 128 buckets. GPU only.
 TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
-    const test::OwnedImage frame = test::random_image(256, 192, 7);
-    std::uint8_t* d_frame = nullptr;
-    float* d_map = nullptr;
-    ASSERT_EQ(cudaMalloc(&d_frame, frame.pixels.size()), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&d_map, frame.pixels.size() * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(d_frame, frame.pixels.data(), frame.pixels.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    const DeviceFrame dev(test::random_image(256, 192, 7));
+    ASSERT_TRUE(dev.ok());
     auto corr = make_auto();
     auto* a = dynamic_cast<AutoSelect*>(corr.get());
     ASSERT_TRUE(a);
-    const ImageView view{d_frame, 256, 192, 256, MemorySpace::kDevice};
+    const ImageView view = dev.view();
     const int sides[] = {4, 8, 12, 16, 24, 32, 48, 64};
     for (int k = 0; k < 128; ++k) {
         const Size t{sides[k % 8], sides[(k / 8) % 8]};
@@ -286,34 +306,29 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
         const Rect roi = k < 64 ? Rect{0, 0, 256, 192} : Rect{0, 0, 128, 96};
         const NccProblem p{{256, 192}, t, roi, 1};
         const Size o = p.out_size();
-        corr->run(view, p, {d_map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
+        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
         ASSERT_LE(a->remembered_shapes(), 64u) << k;
     }
     EXPECT_EQ(a->remembered_shapes(), 64u);  // the bound was reached and held
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    cudaFree(d_frame);
-    cudaFree(d_map);
 }
 
 // A small problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round; a full
 // 1080p frame with a 64x64 template (7.7G multiply-adds) is timed once, and its winner is then reused. GPU only.
 TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
-    const test::OwnedImage frame = test::random_image(1920, 1080, 3), templ = test::random_image(64, 64, 4);
-    std::uint8_t* d_frame = nullptr;
-    float* d_map = nullptr;
-    ASSERT_EQ(cudaMalloc(&d_frame, frame.pixels.size()), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&d_map, frame.pixels.size() * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(d_frame, frame.pixels.data(), frame.pixels.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    const test::OwnedImage templ = test::random_image(64, 64, 4);
+    const DeviceFrame dev(test::random_image(1920, 1080, 3));
+    ASSERT_TRUE(dev.ok());
     auto corr = make_auto();
     auto* a = dynamic_cast<AutoSelect*>(corr.get());
     ASSERT_TRUE(a);
     corr->set_template(templ.view(), nullptr);
-    const ImageView view{d_frame, 1920, 1080, 1920, MemorySpace::kDevice};
+    const ImageView view = dev.view();
     auto run = [&](const Rect& roi) {
         const NccProblem p{{1920, 1080}, {64, 64}, roi, 1};
         const Size o = p.out_size();
-        corr->run(view, p, {d_map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
+        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
         return p;
     };
     const NccProblem small = run(Rect{500, 300, 160, 160});  // 97x97 positions x 4096: 39M
@@ -328,8 +343,6 @@ TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     run(Rect{0, 0, 1920, 1080});
     EXPECT_EQ(a->last_timings(), timings);  // no second round
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    cudaFree(d_frame);
-    cudaFree(d_map);
 }
 
 }  // namespace
