@@ -117,6 +117,12 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--memory", o.memory, "templates kept besides the working one")
         ->check(CLI::Range(0, 16))
         ->capture_default_str();
+    cmd.add_option("--scale-anchor", o.scale_anchor, "share of the first template in the scale pick")
+        ->check(finite_range(0.0, 1.0))
+        ->capture_default_str();
+    cmd.add_option("--gradient", o.gradient, "weight of the gradient channel in each match (0: grey only)")
+        ->check(finite_range(0.0, 1.0))
+        ->capture_default_str();
     cmd.add_option("--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)")
         ->check(CLI::Range(-1, 1000000000))
         ->capture_default_str();

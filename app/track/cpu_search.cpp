@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "app/track/backends.h"
+#include "app/track/gradient.h"
 #include "app/track/pyramid.h"
 #include "app/track/resample.h"
 
@@ -16,6 +17,9 @@ namespace {
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// Correlators of gradient templates are cached under the template's key with this bit set.
+constexpr std::uint64_t kGradientKey = std::uint64_t{1} << 63;
 
 class CpuSearch final : public SearchBackend {
 public:
@@ -63,6 +67,18 @@ public:
             const ImageView patch{patch_.data(), r.patch.width, r.patch.height, static_cast<std::size_t>(r.patch.width)};
             corr.run(patch, p, map, nullptr);
             ++launches_;
+            if (r.gradient_weight > 0 && r.templ.gradient.data) {
+                // The same window's gradient channel against the template's, blended in.
+                grad_patch_.resize(patch_.size());
+                gradient_patch(patch_.data(), r.patch, grad_patch_.data());
+                grad_map_.resize(m.size());
+                const MapView gmap{grad_map_.data(), o.width, o.height, static_cast<std::size_t>(o.width)};
+                correlator({r.templ.key ^ kGradientKey, r.templ.version, r.templ.gradient, {}})
+                    .run({grad_patch_.data(), r.patch.width, r.patch.height, static_cast<std::size_t>(r.patch.width)},
+                         p, gmap, nullptr);
+                ++launches_;
+                blend_maps(m.data(), grad_map_.data(), m.size(), r.gradient_weight);
+            }
             map_sizes_[pass][i] = o;
             positions_ += o.area();
             times->correlate_ms += ms_since(t0);
@@ -95,7 +111,10 @@ public:
     }
     const std::uint8_t* sampled(std::size_t i) override { return samples_.data() + sample_offsets_.at(i); }
 
-    void forget(std::uint64_t key) override { correlators_.erase(key); }
+    void forget(std::uint64_t key) override {
+        correlators_.erase(key);
+        correlators_.erase(key ^ kGradientKey);
+    }
 
 private:
     struct Cached {
@@ -133,7 +152,8 @@ private:
     HostPyramid pyramid_;
     Size frame_size_;
     ResampleScratch scratch_;
-    std::vector<std::uint8_t> patch_;
+    std::vector<std::uint8_t> patch_, grad_patch_;
+    std::vector<float> grad_map_;
     std::unordered_map<std::uint64_t, Cached> correlators_;
     std::vector<std::vector<float>> maps_[2];  // per pass, per request (one when !keep_maps_)
     std::vector<Size> map_sizes_[2];

@@ -32,6 +32,10 @@ struct TrackerOptions {
     double scale_step = 1.04;       // ratio between neighbouring scales
     double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
     double scale_rate = 0.3;        // share of a frame's scale pick applied (smooths noise)
+    double scale_anchor = 0.0;      // share of the first frame's template in the scale pick:
+                                    // it is matched at every scale too, and the scale
+                                    // follows the blend of both (learnt background cannot
+                                    // drag the scale away)
     bool scale_fit = true;          // sub-step scale estimate (parabola over neighbouring steps)
     double anchor = 0.2;            // weight of the first frame's appearance kept in the
                                     // working template, against drift from blend updates
@@ -39,6 +43,8 @@ struct TrackerOptions {
                                     // with the square of the distance from the prediction
     double velocity_gain = 0.0;     // motion model: share of each frame's displacement taken
                                     // into the velocity (0: search around the last centre)
+    double gradient = 0.0;          // weight of the gradient channel in every match (0: grey
+                                    // levels only; 1: edges only), see gradient.h
     int memory = 0;                 // confident keyframes kept beside the first template,
                                     // all matched every frame (0: the first template only)
     int redetect_budget = -1;       // re-detection positions searched per frame (-1: the

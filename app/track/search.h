@@ -23,7 +23,8 @@ namespace corrtrack {
 struct TemplateRef {
     std::uint64_t key = 0;
     std::uint64_t version = 0;
-    ImageView image;  // host memory, packed rows
+    ImageView image;     // host memory, packed rows
+    ImageView gradient;  // its gradient channel (gradient.h), same size; empty when off
 };
 
 // Sample the patch whose pixel (u, v) covers the frame rectangle [ox + u*scale, ...) and
@@ -34,6 +35,8 @@ struct SearchRequest {
     double ox = 0, oy = 0, scale = 1;
     Size patch;
     double penalty = 0;
+    // With templ.gradient: the map is grey + gradient_weight x (gradient map - grey map).
+    float gradient_weight = 0;
 };
 
 class SearchBackend {

@@ -5,9 +5,23 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "app/track/gradient.h"
 #include "corrtrack/peak.h"
 
 namespace corrtrack {
+
+void TemplateSlot::assign(const std::uint8_t* p, Size s, bool with_gradient) {
+    size = s;
+    const std::size_t n = static_cast<std::size_t>(s.width) * s.height;
+    pixels.assign(p, p + n);
+    if (with_gradient) {
+        gradient.resize(n);
+        gradient_patch(pixels.data(), s, gradient.data());
+    } else {
+        gradient.clear();
+    }
+    ++version;
+}
 
 Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame) : id_(id) {
     scale_ = std::max(1.0, std::max(box.width, box.height) / o.max_template_side);
@@ -22,9 +36,12 @@ Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame
     box_ = box;
     result_ = initial_result(id, box);
     anchor_ = static_cast<float>(std::clamp(o.anchor, 0.0, 1.0));
+    gradient_ = static_cast<float>(std::clamp(o.gradient, 0.0, 1.0));
     memory_.resize(static_cast<std::size_t>(o.memory));
     const std::uint64_t base = static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)) << 8;
     working_.key = base;
+    first_.key = base + 0x80;
+    scale_anchor_ = static_cast<float>(std::clamp(o.scale_anchor, 0.0, 1.0));
     for (std::size_t i = 0; i < memory_.size(); ++i) memory_[i].key = base + 1 + i;
 }
 
@@ -56,17 +73,17 @@ bool Target::init(const std::uint8_t* pixels, std::string* error) {
         if (error) *error = buf;
         return false;
     }
-    working_.size = templ_size_;
-    working_.pixels.assign(pixels, pixels + n);
+    working_.assign(pixels, templ_size_, gradient_ > 0);
+    if (scale_anchor_ > 0) first_.assign(pixels, templ_size_, gradient_ > 0);
     appearance_.assign(pixels, pixels + n);
     initial_ = appearance_;
     for (TemplateSlot& m : memory_) m.size = templ_size_;
-    if (!memory_.empty()) memory_[0].pixels = working_.pixels;
+    if (!memory_.empty()) memory_[0].assign(pixels, templ_size_, gradient_ > 0);
     return true;
 }
 
 std::vector<std::uint64_t> Target::template_keys() const {
-    std::vector<std::uint64_t> keys{working_.key};
+    std::vector<std::uint64_t> keys{working_.key, first_.key};
     for (const TemplateSlot& m : memory_) keys.push_back(m.key);
     return keys;
 }
@@ -89,7 +106,7 @@ std::vector<const TemplateSlot*> Target::searched_templates() const {
 
 void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
                          Size patch, double penalty) {
-    const TemplateSlot& t = templ == 0 ? working_ : memory_[templ - 1];
+    const TemplateSlot& t = templ == 0 ? working_ : templ < 0 ? first_ : memory_[templ - 1];
     SearchRequest r;
     r.templ = t.ref();
     r.scale = scale;
@@ -101,7 +118,8 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
         r.oy = std::round(r.oy);
     }
     r.penalty = penalty;
-    planned_.push_back({templ, step, step != 0, r});
+    r.gradient_weight = gradient_;
+    planned_.push_back({std::max(templ, 0), step, step != 0, templ < 0, r});
     out.push_back(r);
 }
 
@@ -124,6 +142,10 @@ void Target::plan_track(const TrackerOptions& o, Size, std::vector<SearchRequest
     const int half = o.scales / 2;
     for (int k = -half; k <= half; ++k)
         add_request(out, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
+    if (scale_anchor_ > 0 && half > 0)
+        for (int k = -half; k <= half; ++k)
+            add_request(out, -1, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch,
+                        o.motion_penalty);
     for (std::size_t m = 0; m < memory_.size(); ++m)
         if (!memory_[m].pixels.empty())
             add_request(out, static_cast<int>(m) + 1, px, py, 0, scale_, patch, o.motion_penalty);
@@ -151,13 +173,31 @@ Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, c
 void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request) {
     const int half = o.scales / 2;
     step_ranked_.assign(2 * half + 1, -2.0f);
+    first_ranked_.assign(2 * half + 1, -2.0f);
+    step_best_.assign(2 * half + 1, Candidate{});
     short_ = long_ = Candidate{};
     for (std::size_t i = 0; i < planned_.size(); ++i) {
         const Candidate c = candidate(o, planned_[i], hits[i], first_request + i);
+        if (planned_[i].scale_check) {
+            first_ranked_[planned_[i].step + half] = c.ranked;
+            continue;
+        }
+        if (planned_[i].templ == 0) step_best_[planned_[i].step + half] = c;
         if (c.ranked > best_.ranked) best_ = c;
         Candidate& kind = c.templ == 0 ? short_ : long_;
         if (c.ranked > kind.ranked) kind = c;
         if (planned_[i].templ == 0) step_ranked_[planned_[i].step + half] = hits[i].ranked;
+    }
+    if (scale_anchor_ > 0 && half > 0 && best_.templ == 0) {
+        // The scale follows the blend of the working and the first template's scores: the
+        // working template's position at the step that blend prefers.
+        int pick = best_.step + half;
+        for (int k = 0; k <= 2 * half; ++k) {
+            float first = first_ranked_[k] * (k == half ? 1.0f : static_cast<float>(o.scale_penalty));
+            step_ranked_[k] = step_best_[k].ranked + scale_anchor_ * (first - step_best_[k].ranked);
+            if (step_ranked_[k] > step_ranked_[pick]) pick = k;
+        }
+        best_ = step_best_[pick];
     }
     if (!planned_.empty()) {
         chosen_pass_ = 0;
@@ -197,7 +237,8 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
         r.ox = 0;
         r.oy = first_row * scale_;
         r.penalty = 0;
-        planned_.push_back({slot_of(t), 0, false, r});
+        r.gradient_weight = gradient_;
+        planned_.push_back({slot_of(t), 0, false, false, r});
         out.push_back(r);
     }
 }
@@ -324,17 +365,17 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
 void Target::apply_update(const TrackerOptions& o, const std::uint8_t* pixels) {
     if (update_due_) {
         const float rate = o.update == UpdatePolicy::kBlend ? static_cast<float>(o.blend_rate) : 1.0f;
+        blended_.resize(appearance_.size());
         for (std::size_t i = 0; i < appearance_.size(); ++i) {
             appearance_[i] += rate * (pixels[i] - appearance_[i]);
             const float v = anchor_ * initial_[i] + (1.0f - anchor_) * appearance_[i];
-            working_.pixels[i] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+            blended_[i] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
         }
-        ++working_.version;
+        working_.assign(blended_.data(), templ_size_, gradient_ > 0);
     }
     if (snapshot_due_) {
         TemplateSlot& m = memory_[next_keyframe_];
-        m.pixels.assign(pixels, pixels + appearance_.size());
-        ++m.version;
+        m.assign(pixels, templ_size_, gradient_ > 0);
         next_keyframe_ = next_keyframe_ + 1 < memory_.size() ? next_keyframe_ + 1 : 1;
     }
     update_due_ = snapshot_due_ = false;

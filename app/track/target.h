@@ -22,9 +22,15 @@ struct TemplateSlot {
     std::uint64_t version = 0;
     Size size;
     std::vector<std::uint8_t> pixels;
+    std::vector<std::uint8_t> gradient;  // gradient channel of pixels (empty when off)
     TemplateRef ref() const {
-        return {key, version, {pixels.data(), size.width, size.height, static_cast<std::size_t>(size.width)}};
+        const std::size_t pitch = static_cast<std::size_t>(size.width);
+        TemplateRef r{key, version, {pixels.data(), size.width, size.height, pitch}, {}};
+        if (!gradient.empty()) r.gradient = {gradient.data(), size.width, size.height, pitch};
+        return r;
     }
+    // Sets pixels (and the gradient channel when `with_gradient`) and bumps the version.
+    void assign(const std::uint8_t* p, Size s, bool with_gradient);
 };
 
 class Target {
@@ -75,6 +81,7 @@ private:
         int templ = 0;
         int step = 0;                 // scale = current scale x scale_step^step
         bool scaled = false;
+        bool scale_check = false;     // the first template, matched for the scale pick only
         SearchRequest req;
     };
 
@@ -98,9 +105,13 @@ private:
     TrackResult result_;
 
     TemplateSlot working_;            // what is matched at every scale, learnt by blending
+    TemplateSlot first_;              // the first frame's template (scale_anchor)
+    float scale_anchor_ = 0;
     std::vector<float> appearance_;   // its running blend, before quantisation
     std::vector<float> initial_;      // the first frame's appearance (anchor)
     float anchor_ = 0;
+    float gradient_ = 0;              // weight of the gradient channel (0: off)
+    std::vector<std::uint8_t> blended_;
     std::vector<TemplateSlot> memory_;  // [0] the first template, then confident keyframes
     std::size_t next_keyframe_ = 1;   // memory slot the next keyframe replaces
 
@@ -110,6 +121,8 @@ private:
     Candidate best_;                  // best tracking candidate
     Candidate short_, long_;          // best of the working template, of the memory
     std::vector<float> step_ranked_;  // the working template's best ranked NCC per scale step
+    std::vector<float> first_ranked_;  // ... and the first template's (scale_anchor)
+    std::vector<Candidate> step_best_;  // the working template's candidate per scale step
     Candidate redetected_;            // best re-detection candidate
     bool weak_ = false;               // the local match is not sure enough to follow
     bool redetect_ = false;
