@@ -508,6 +508,19 @@ double cpu_time_ms(const std::function<void()>& work) {
 
 enum class Status { kOk, kUnsupported, kSkipped, kUnavailable, kError };
 
+// "ok", or the status and its reason; unsupported: how a kUnsupported case is named (a batch
+// that the kernel cannot run is "n/a", a case it cannot run "unsupported").
+std::string status_text(Status status, const std::string& note, const char* unsupported) {
+    switch (status) {
+        case Status::kOk: return "ok";
+        case Status::kUnsupported: return std::string(unsupported) + ": " + note;
+        case Status::kSkipped: return "skipped: " + note;
+        case Status::kUnavailable: return "unavailable: " + note;
+        case Status::kError: return "error: " + note;
+    }
+    return note;
+}
+
 // --batch: N targets of a window case as one batched run (an atlas of N search windows,
 // templates = N, template_roi_step = window height) against N separate run() calls, one
 // correlator per target, on the same windows and templates.
@@ -522,15 +535,7 @@ struct BatchResult {
     bool ok() const { return attempted() && status == Status::kOk; }
     double speedup() const { return ok() ? separate_ms / batch_ms : NAN; }
     std::string status_text() const {
-        if (!attempted()) return {};
-        switch (status) {
-            case Status::kOk: return "ok";
-            case Status::kUnsupported: return "n/a: " + note;
-            case Status::kSkipped: return "skipped: " + note;
-            case Status::kUnavailable: return "unavailable: " + note;
-            case Status::kError: return "error: " + note;
-        }
-        return note;
+        return attempted() ? corrtrack::status_text(status, note, "n/a") : std::string();
     }
 };
 
@@ -546,16 +551,7 @@ struct Result {
 
     bool ok() const { return status == Status::kOk; }
     bool gpu() const { return kernel->device == Device::kCuda; }
-    std::string status_text() const {
-        switch (status) {
-            case Status::kOk: return "ok";
-            case Status::kUnsupported: return "unsupported: " + note;
-            case Status::kSkipped: return "skipped: " + note;
-            case Status::kUnavailable: return "unavailable: " + note;
-            case Status::kError: return "error: " + note;
-        }
-        return note;
-    }
+    std::string status_text() const { return corrtrack::status_text(status, note, "unsupported"); }
     double mpos_per_s() const { return c.positions() / (median_ms * 1e-3) / 1e6; }
     double gmac_per_s() const { return c.macs() / (median_ms * 1e-3) / 1e9; }
 };

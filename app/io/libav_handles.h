@@ -1,5 +1,5 @@
 // Owning handles for libav objects and libav's error text, shared by the FFmpeg input
-// (frame_source.cpp) and output (video_writer.cpp).
+// (demuxer, decoder, frame_convert) and output (video_writer.cpp).
 // Thread rules: stateless helpers; each handle belongs to the thread that owns its source/writer.
 #pragma once
 
