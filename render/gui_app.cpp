@@ -884,8 +884,10 @@ void GuiApp::status_bar(ImVec2 pos, ImVec2 size) {
     ImGui::AlignTextToFramePadding();
     // "frame 19/120   playing 1x, 9.9 fps   cpu_fast   1 target"
     char frame[48], state[64], left[192];
-    if (model_.frame_count > 0) std::snprintf(frame, sizeof frame, "frame %ld/%ld", current().index, model_.frame_count);
-    else std::snprintf(frame, sizeof frame, "frame %ld", current().index);
+    if (model_.frame_count > 0)
+        std::snprintf(frame, sizeof frame, "frame %ld/%ld", current().index, model_.frame_count);
+    else
+        std::snprintf(frame, sizeof frame, "frame %ld", current().index);
     if (model_.ended || model_.paused) std::snprintf(state, sizeof state, "%s", model_.ended ? "ended" : "paused");
     else if (model_.live) std::snprintf(state, sizeof state, "live, %.1f fps", model_.process_fps);
     else if (model_.max_speed) std::snprintf(state, sizeof state, "max speed, %.1f fps", model_.process_fps);

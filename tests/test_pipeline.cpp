@@ -407,7 +407,8 @@ Track old_path(const std::string& path, const std::string& kernel, const std::ve
     while (const Frame* f = pipeline.acquire()) {
         std::vector<TrackResult> results;
         if (first) {
-            for (const BoxF& b : boxes) results.push_back(initial_result(tracker.add_target(f->luma_view(), b, &error), b));
+            for (const BoxF& b : boxes)
+                results.push_back(initial_result(tracker.add_target(f->luma_view(), b, &error), b));
             first = false;
         } else {
             results = tracker.update(f->luma_view());
