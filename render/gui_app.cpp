@@ -14,16 +14,14 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
-#include <stdexcept>
 
-#include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
 #include "app/io/annotate.h"
 #include "app/io/result_writers.h"
 #include "app/io/video_writer.h"
-#include "app/pipeline/frame_ring.h"
+#include "app/pipeline/frame_session.h"
 #include "render/ab_compare.h"
 #include "render/frame_sink.h"
 #include "render/frame_sink_cuda.h"
@@ -121,7 +119,7 @@ public:
 
 private:
     // Input and frames
-    std::unique_ptr<FramePipeline> start_pipeline(const std::string& input, std::string* error);
+    std::unique_ptr<FrameSession> start_session(const std::string& input, std::string* error);
     bool open_input(const std::string& input, const std::vector<BoxF>& start_boxes, std::string* error);
     bool read_frame();
     void track_frame();
@@ -131,6 +129,7 @@ private:
     void reset();
     void open_from_ui(const std::string& input);
     ImageView luma_for(bool device_ok);
+    const Frame& current() const { return session_ ? session_->frame() : no_frame_; }
     void show_current_frame();
     // Targets
     int index_of(int id) const;
@@ -169,19 +168,19 @@ private:
     GuiOptions opt_;
     Window window_;  // first: GL objects below must go before the context does
     GuiModel model_;
-    // Before the pipeline and the frame: the decoder works on the tracker's stream and frames
-    // hold decoder surfaces, so both must go before the stream does.
+    // Before the session: the decoder works on the tracker's stream and frames hold decoder
+    // surfaces, so the session must go before the stream does.
     std::unique_ptr<MultiTracker> tracker_;
     std::unique_ptr<FrameSink> frame_sink_;  // made once the window (GL context) exists
-    Stream frame_stream_ = nullptr;          // the stream the pipeline decodes on
+    Stream frame_stream_ = nullptr;          // the stream the session decodes on
     std::vector<std::uint8_t> frame_scratch_;
 
     std::string input_;
     std::vector<BoxF> start_boxes_;
-    std::unique_ptr<FramePipeline> pipeline_;
-    Frame current_;
-    HostBuffer host_luma_;          // current_'s device plane, downloaded for a CPU consumer
-    bool host_luma_ready_ = false;
+    // The shared per-frame session (as `corrtrack track`'s): decoder, slot ring, device copies;
+    // its current frame is the one shown and tracked.
+    std::unique_ptr<FrameSession> session_;
+    const Frame no_frame_;
     bool has_frame_ = false;
     bool frame_dirty_ = false;
     long frames_done_ = 0;  // frames tracked since the input was opened (the first included)
@@ -229,68 +228,53 @@ private:
 
 // ---- input and frames ----
 
-std::unique_ptr<FramePipeline> GuiApp::start_pipeline(const std::string& input, std::string* error) {
-    SourceOptions so;
-    so.input = input;
-    so.read_timeout_s = opt_.read_timeout_s;
-    // NVDEC decodes on the tracker's stream, so the tracker and the frame sink read finished
-    // pixels with no host wait. Frames stay on the device (no host luma, no host RGB: the
-    // decoder would download every frame) only where every reader can take them there: a GPU
-    // tracker and a frame sink with CUDA-GL interop. auto means NVDEC for a GPU tracker only:
-    // a CPU kernel would have every NVDEC frame downloaded and converted on the host.
-    const bool gpu_tracker = tracker_->on_gpu();
-    so.decode = opt_.decode == DecodeMode::kAuto && !gpu_tracker ? DecodeMode::kSoftware : opt_.decode;
-    const bool device_frames = gpu_tracker && frame_sink_->takes_device_frames();
-    so.cuda_stream = tracker_->stream();
-    so.want_host_luma = !gpu_tracker;
-    so.want_rgb = !device_frames;
+std::unique_ptr<FrameSession> GuiApp::start_session(const std::string& input, std::string* error) {
+    // The session matches the decoder to the tracker (see FrameSession::open): NVDEC decodes
+    // on the tracker's stream, so the tracker and the frame sink read finished pixels with no
+    // host wait. Frames stay on the device (no host luma, no host RGB: the decoder would
+    // download every frame) only where every reader can take them there: a GPU tracker and a
+    // frame sink with CUDA-GL interop; when NVDEC declines the input, the session re-opens it
+    // with host RGB. auto means NVDEC for a GPU tracker only.
+    SessionOptions so;
+    so.source.input = input;
+    so.source.read_timeout_s = opt_.read_timeout_s;
+    so.decode = opt_.decode;
+    so.want_rgb = true;  // the frame sink's texture upload path
+    so.rgb_consumer_takes_device = frame_sink_->takes_device_frames();
     // Live sources: three slots keep latency at one frame; files: four ride out decode jitter.
-    // Surfaces held at once: every slot, the one being refilled (it lets go of its old frame
-    // only once the new one is in), and current_.
-    constexpr int kFileSlots = 4, kLiveSlots = 3;
-    so.held_frames = kFileSlots + 2;
-    auto source = FrameSource::open(so, error);
-    if (source && device_frames && source->decode_mode() != "nvdec") {
-        // NVDEC declined the input (codec, profile, no device): software frames need host RGB.
-        so.want_rgb = true;
-        source = FrameSource::open(so, error);
-    }
-    if (!source) return nullptr;
-    model_.decode_mode = source->decode_mode();
-    model_.decode_note = source->decode_note();
-    frame_stream_ = so.cuda_stream;
-    const int slots = source->live() ? kLiveSlots : kFileSlots;
-    auto pipe = std::make_unique<FramePipeline>(std::move(source), slots);
-    const Frame* f = pipe->acquire();
-    if (!f) {
-        *error = pipe->error().empty() ? "'" + input + "' has no frames" : pipe->error();
+    so.slots = 4;
+    so.live_slots = 3;
+    auto session = FrameSession::open(*tracker_, so, error);
+    if (!session) return nullptr;
+    model_.decode_mode = session->decode_mode();
+    model_.decode_note = session->decode_note();
+    frame_stream_ = session->stream();
+    if (!session->advance()) {
+        *error = session->error().empty() ? "'" + input + "' has no frames" : session->error();
         return nullptr;
     }
-    current_ = *f;  // copy-assign reuses current_'s buffers
-    host_luma_ready_ = false;
-    pipe->release(f);
-    return pipe;
+    return session;
 }
 
 bool GuiApp::open_input(const std::string& input, const std::vector<BoxF>& start_boxes, std::string* error) {
-    auto pipe = start_pipeline(input, error);
-    if (!pipe) {
+    auto session = start_session(input, error);
+    if (!session) {
         log_event({{"event", "open"}, {"input", input}, {"ok", false}, {"error", *error}});
         return false;
     }
-    if (video_ && current_.size() != video_size_) toggle_recording();  // the encoder is sized for the old input
+    if (video_ && session->frame().size() != video_size_) toggle_recording();  // the encoder is sized for the old input
     if (!model_.decode_note.empty()) std::fprintf(stderr, "corrtrack: %s\n", model_.decode_note.c_str());
-    pipeline_ = std::move(pipe);
+    session_ = std::move(session);
     input_ = input;
     start_boxes_ = start_boxes;
     has_frame_ = frame_dirty_ = true;
     frames_done_ = 1;
-    fps_ = pipeline_->fps() > 0 ? pipeline_->fps() : 25.0;
+    fps_ = session_->fps() > 0 ? session_->fps() : 25.0;
     model_.input = input;
-    model_.description = pipeline_->description();
+    model_.description = session_->description();
     model_.input_error.clear();
-    model_.live = pipeline_->live();
-    model_.frame_count = pipeline_->frame_count();
+    model_.live = session_->live();
+    model_.frame_count = session_->frame_count();
     model_.ended = false;
     model_.history.clear();
     processed_at_.clear();
@@ -315,12 +299,7 @@ bool GuiApp::open_input(const std::string& input, const std::vector<BoxF>& start
 }
 
 bool GuiApp::read_frame() {
-    if (!pipeline_) return false;
-    const Frame* f = pipeline_->acquire();
-    if (!f) return false;
-    current_ = *f;  // copy-assign reuses current_'s buffers
-    host_luma_ready_ = false;
-    pipeline_->release(f);
+    if (!session_ || !session_->advance()) return false;
     frame_dirty_ = true;
     ++frames_done_;
     return true;
@@ -330,25 +309,12 @@ bool GuiApp::read_frame() {
 // host copy, else host memory. An NVDEC frame that a CPU consumer needs (a CPU kernel picked
 // after the input opened, the A/B comparison) is downloaded once, on the decoder's stream.
 ImageView GuiApp::luma_for(bool device_ok) {
-    if (current_.has_host_luma() || (device_ok && current_.on_device())) return current_.luma_view();
-    if (!current_.on_device()) return current_.luma_view();
-    if (!host_luma_ready_) {
-        const auto stream = static_cast<cudaStream_t>(frame_stream_);
-        host_luma_.resize(static_cast<std::size_t>(current_.width) * current_.height);
-        cudaError_t err = cudaMemcpy2DAsync(host_luma_.data(), current_.width, current_.device.data,
-                                            current_.device.pitch, current_.width, current_.height,
-                                            cudaMemcpyDeviceToHost, stream);
-        if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-        if (err != cudaSuccess) throw std::runtime_error(std::string("luma download: ") + cudaGetErrorString(err));
-        host_luma_ready_ = true;
-    }
-    return {host_luma_.data(), current_.width, current_.height, static_cast<std::size_t>(current_.width),
-            MemorySpace::kHost};
+    return session_ ? session_->luma(device_ok) : no_frame_.luma_view();
 }
 
 void GuiApp::show_current_frame() {
     if (!frame_dirty_ || !has_frame_) return;
-    show_frame(*frame_sink_, current_, frame_stream_, &frame_scratch_);
+    show_frame(*frame_sink_, current(), frame_stream_, &frame_scratch_);
     frame_dirty_ = false;
 }
 
@@ -356,7 +322,9 @@ void GuiApp::track_frame() {
     if (sample_pending_) model_.history.push(sample_);  // not shown (screenshot mode): render 0
     StageTimes sum;
     try {
-        const std::vector<TrackResult>& results = tracker_->update(luma_for(tracker_->on_gpu()));
+        // The session copies a host frame to the device first on the GPU path and stamps the
+        // decode and upload times.
+        const std::vector<TrackResult>& results = session_->track_current();
         for (std::size_t i = 0; i < targets_.size(); ++i) {
             Target& t = targets_[i];
             for (const TrackResult& r : results)
@@ -373,7 +341,7 @@ void GuiApp::track_frame() {
         message(std::string("tracking: ") + e.what(), true);
         model_.paused = true;
     }
-    sample_ = {static_cast<float>(current_.decode_ms), static_cast<float>(sum.upload_ms),
+    sample_ = {static_cast<float>(current().decode_ms), static_cast<float>(sum.upload_ms),
                static_cast<float>(sum.correlate_ms), static_cast<float>(sum.peak_ms), 0.0f};
     sample_pending_ = true;
     run_ab();
@@ -391,12 +359,12 @@ void GuiApp::step_once() {
     track_frame();
     if (model_.max_speed || model_.live) return;
     const double now = glfwGetTime(), interval = 1.0 / fps_ / model_.speed;
-    next_due_ = anchor_wall_ + (current_.pts - anchor_pts_) / model_.speed + interval;
+    next_due_ = anchor_wall_ + (current().pts - anchor_pts_) / model_.speed + interval;
     if (next_due_ < now - 0.25) re_anchor();  // far behind (slow kernel): stop trying to catch up
 }
 
 void GuiApp::on_end_of_input() {
-    const std::string error = pipeline_ ? pipeline_->error() : "";
+    const std::string error = session_ ? session_->error() : "";
     if (error.empty() && model_.loop && !model_.live) {
         log_event({{"event", "loop"}});
         reset();
@@ -405,14 +373,14 @@ void GuiApp::on_end_of_input() {
     model_.ended = true;
     model_.paused = true;
     if (error.empty())
-        message("end of input after frame " + std::to_string(current_.index) + "; Play or R starts again", false);
+        message("end of input after frame " + std::to_string(current().index) + "; Play or R starts again", false);
     else
         message(error, true);
-    log_event({{"event", "end"}, {"frame", current_.index}, {"error", error}});
+    log_event({{"event", "end"}, {"frame", current().index}, {"error", error}});
 }
 
 void GuiApp::seek(long index) {
-    if (!pipeline_) return;
+    if (!session_) return;
     if (model_.live) {
         message("seeking needs a file: live sources only go forward", true);
         return;
@@ -423,14 +391,14 @@ void GuiApp::seek(long index) {
     // FrameSource cannot seek, so a seek re-opens the input and decodes up to the frame
     // (without tracking): cheap for short clips, linear in the position for long ones.
     std::string error;
-    auto pipe = start_pipeline(input_, &error);
-    if (!pipe) {
+    auto session = start_session(input_, &error);
+    if (!session) {
         message("seek: " + error, true);
         return;
     }
-    pipeline_ = std::move(pipe);
+    session_ = std::move(session);
     frames_done_ = 1;
-    while (current_.index < index && read_frame()) {
+    while (current().index < index && read_frame()) {
     }
     model_.ended = false;
     has_frame_ = frame_dirty_ = true;
@@ -449,7 +417,7 @@ void GuiApp::seek(long index) {
         kept.push_back(std::move(t));
     }
     targets_ = std::move(kept);
-    log_event({{"event", "seek"}, {"frame", current_.index}});
+    log_event({{"event", "seek"}, {"frame", current().index}});
     re_anchor();
 }
 
@@ -492,7 +460,7 @@ void GuiApp::add_target(const BoxF& box) {
     std::string error;
     const TargetId tid = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error);
     const bool ok = tid >= 0;
-    log_event({{"event", "init"}, {"mode", "add"}, {"frame", current_.index}, {"box", box_json(box)},
+    log_event({{"event", "init"}, {"mode", "add"}, {"frame", current().index}, {"box", box_json(box)},
                {"ok", ok}, {"error", error}, {"target", ok ? next_id_ : -1}});
     if (!ok) {
         message("cannot track that: " + error, true);
@@ -517,7 +485,7 @@ void GuiApp::reselect_target(const BoxF& box) {
     std::string error;
     const TargetId tid = tracker_->add_target(luma_for(tracker_->on_gpu()), box, &error);
     const bool ok = tid >= 0;
-    log_event({{"event", "init"}, {"mode", "reselect"}, {"frame", current_.index}, {"box", box_json(box)},
+    log_event({{"event", "init"}, {"mode", "reselect"}, {"frame", current().index}, {"box", box_json(box)},
                {"ok", ok}, {"error", error}, {"target", t->id}});
     if (!ok) {
         message("cannot track that: " + error, true);
@@ -562,7 +530,7 @@ void GuiApp::set_kernel(const std::string& name) {
     }
     model_.kernel = name;
     model_.kernel_running = resolve_kernel_name(name);
-    log_event({{"event", "kernel"}, {"name", name}, {"ok", true}, {"frame", current_.index}});
+    log_event({{"event", "kernel"}, {"name", name}, {"ok", true}, {"frame", current().index}});
     message("kernel " + name + " from the next frame", false);
 }
 
@@ -591,7 +559,7 @@ void GuiApp::apply_tracker_options() {
     o.keep_device_maps = true;
     tracker_->set_options(o);
     reinit_all();
-    log_event({{"event", "apply_tracker"}, {"frame", current_.index}});
+    log_event({{"event", "apply_tracker"}, {"frame", current().index}});
     message("tracker settings applied; targets re-initialised on this frame", false);
 }
 
@@ -642,13 +610,13 @@ void GuiApp::run_ab() {
 void GuiApp::record_frame() {
     nlohmann::json boxes = nlohmann::json::array();
     for (const Target& t : targets_) {
-        FrameRecord rec{current_.index, current_.pts, t.id, t.result};
-        rec.result.times.decode_ms = current_.decode_ms;
+        FrameRecord rec{current().index, current().pts, t.id, t.result};
+        rec.result.times.decode_ms = current().decode_ms;
         history_.push_back(rec);
         if (csv_open_) csv_.write(rec);
         boxes.push_back({{"id", t.id}, {"box", box_json(t.result.box)}, {"score", t.result.score}, {"lost", t.result.lost}});
     }
-    log_event({{"event", "frame"}, {"frame", current_.index}, {"kernel", model_.kernel_running}, {"targets", boxes}});
+    log_event({{"event", "frame"}, {"frame", current().index}, {"kernel", model_.kernel_running}, {"targets", boxes}});
     if (video_) write_annotated();
 }
 
@@ -656,18 +624,18 @@ void GuiApp::record_frame() {
 // had host RGB (NVDEC through interop) are read back from the frame texture: a host copy only
 // while recording.
 void GuiApp::write_annotated() {
-    if (!current_.rgb.empty()) {
-        annotated_.assign(current_.rgb.begin(), current_.rgb.end());
+    if (!current().rgb.empty()) {
+        annotated_.assign(current().rgb.begin(), current().rgb.end());
     } else {
         show_current_frame();
-        if (!read_frame_rgb(*frame_sink_, &annotated_) || frame_sink_->size() != current_.size()) return;
+        if (!read_frame_rgb(*frame_sink_, &annotated_) || frame_sink_->size() != current().size()) return;
     }
-    RgbImage img{annotated_.data(), current_.width, current_.height, static_cast<std::size_t>(current_.width) * 3};
+    RgbImage img{annotated_.data(), current().width, current().height, static_cast<std::size_t>(current().width) * 3};
     for (std::size_t i = 0; i < targets_.size(); ++i) {
         const Target& t = targets_[i];
         if (t.updated) {
             draw_dashed_box(img, tracker_->last_map_region(t.tid), {255, 255, 255});
-            if (i == 0) draw_heatmap_inset(img, tracker_->last_map(t.tid), 8, 8, std::min(160, current_.width / 4));
+            if (i == 0) draw_heatmap_inset(img, tracker_->last_map(t.tid), 8, 8, std::min(160, current().width / 4));
         }
         draw_box(img, t.result.box, to_rgb(t.result.lost ? kLostColor : target_color(t.id)), 2);
     }
@@ -694,7 +662,7 @@ void GuiApp::toggle_recording() {
     if (!has_frame_) return;
     VideoWriterOptions vo;
     vo.fps = fps_;
-    video_size_ = current_.size();
+    video_size_ = current().size();
     video_ = VideoWriter::open(model_.video_path, video_size_, vo, &error);
     model_.recorded_frames = 0;
     model_.export_message = video_ ? "recording from the next frame" : error;
@@ -767,18 +735,18 @@ void GuiApp::toggle_pause() {
         model_.paused = !model_.paused;
     }
     re_anchor();
-    log_event({{"event", model_.paused ? "pause" : "play"}, {"frame", current_.index}});
+    log_event({{"event", model_.paused ? "pause" : "play"}, {"frame", current().index}});
 }
 
 void GuiApp::step() {
     model_.paused = true;
     if (!model_.ended) step_once();
-    log_event({{"event", "step"}, {"frame", current_.index}});
+    log_event({{"event", "step"}, {"frame", current().index}});
 }
 
 void GuiApp::step_back() {
     model_.paused = true;
-    if (current_.index > 0) seek(current_.index - 1);
+    if (current().index > 0) seek(current().index - 1);
 }
 
 void GuiApp::change_speed(double factor) {
@@ -788,21 +756,21 @@ void GuiApp::change_speed(double factor) {
 
 void GuiApp::re_anchor() {
     anchor_wall_ = glfwGetTime();
-    anchor_pts_ = current_.pts;
+    anchor_pts_ = current().pts;
     next_due_ = anchor_wall_ + 1.0 / fps_ / model_.speed;
 }
 
 bool GuiApp::frame_due(double now) const {
-    if (!pipeline_ || model_.paused || model_.ended) return false;
+    if (!session_ || model_.paused || model_.ended) return false;
     return model_.max_speed || model_.live || now >= next_due_;
 }
 
 void GuiApp::sync_model() {
     model_.has_frame = has_frame_;
-    model_.frame_index = current_.index;
-    model_.pts = current_.pts;
+    model_.frame_index = current().index;
+    model_.pts = current().pts;
     model_.targets = static_cast<int>(targets_.size());
-    model_.dropped = pipeline_ ? pipeline_->dropped() : 0;
+    model_.dropped = session_ ? session_->dropped() : 0;
     model_.frame_path = frame_sink_->texture() ? frame_sink_->path() : "";
     model_.recording = video_ != nullptr;
     model_.history_rows = static_cast<long>(history_.size());
@@ -824,7 +792,7 @@ void GuiApp::video_area(ImVec2 pos, ImVec2 size) {
     ImGui::PopStyleColor();
     ImGui::PopStyleVar();
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    letterbox_ = Letterbox::fit(current_.size(), pos, size);
+    letterbox_ = Letterbox::fit(current().size(), pos, size);
     ImGui::InvisibleButton("##canvas", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
     const ImGuiIO& io = ImGui::GetIO();
 
@@ -916,8 +884,10 @@ void GuiApp::status_bar(ImVec2 pos, ImVec2 size) {
     ImGui::AlignTextToFramePadding();
     // "frame 19/120   playing 1x, 9.9 fps   cpu_fast   1 target"
     char frame[48], state[64], left[192];
-    if (model_.frame_count > 0) std::snprintf(frame, sizeof frame, "frame %ld/%ld", current_.index, model_.frame_count);
-    else std::snprintf(frame, sizeof frame, "frame %ld", current_.index);
+    if (model_.frame_count > 0)
+        std::snprintf(frame, sizeof frame, "frame %ld/%ld", current().index, model_.frame_count);
+    else
+        std::snprintf(frame, sizeof frame, "frame %ld", current().index);
     if (model_.ended || model_.paused) std::snprintf(state, sizeof state, "%s", model_.ended ? "ended" : "paused");
     else if (model_.live) std::snprintf(state, sizeof state, "live, %.1f fps", model_.process_fps);
     else if (model_.max_speed) std::snprintf(state, sizeof state, "max speed, %.1f fps", model_.process_fps);
@@ -1043,7 +1013,7 @@ void GuiApp::log_layout() {
     nlohmann::json kernels = nlohmann::json::object();
     for (const auto& [name, r] : model_.kernel_buttons) kernels[name] = {r[0], r[1], r[2], r[3]};
     nlohmann::json layout = {{"view", {letterbox_.x0, letterbox_.y0, letterbox_.scale}},
-                             {"frame_size", {current_.width, current_.height}},
+                             {"frame_size", {current().width, current().height}},
                              {"panel", {panel_pos_.x, panel_pos_.y, panel_size_.x, panel_size_.y}},
                              {"kernels", kernels}};
     if (layout == last_layout_) return;
@@ -1054,7 +1024,7 @@ void GuiApp::log_layout() {
 
 void GuiApp::print_state() const {
     const Size fb = window_.framebuffer_size();
-    std::printf("frame %ld\n", current_.index);
+    std::printf("frame %ld\n", current().index);
     std::printf("window %d %d\n", fb.width, fb.height);
     std::printf("view %.3f %.3f %.6f\n", letterbox_.x0, letterbox_.y0, letterbox_.scale);
     std::printf("panel %.0f %.0f %.0f %.0f\n", panel_pos_.x, panel_pos_.y, panel_size_.x, panel_size_.y);
@@ -1107,8 +1077,8 @@ int GuiApp::run() {
             track_frame();
             window_.poll_events();  // keeps the window responsive to the X server
         }
-        if (pipeline_ && frames_done_ < opt_.frames && !pipeline_->error().empty()) {
-            std::fprintf(stderr, "corrtrack gui: %s\n", pipeline_->error().c_str());
+        if (session_ && frames_done_ < opt_.frames && !session_->error().empty()) {
+            std::fprintf(stderr, "corrtrack gui: %s\n", session_->error().c_str());
             return kExitInput;
         }
         // ImGui settles its layout (item sizes, scroll extents) on the first frame it draws.
@@ -1124,7 +1094,7 @@ int GuiApp::run() {
         if (frame_due(now) || redraw_ > 0) {
             window_.poll_events();
         } else {
-            const bool playing = pipeline_ && !model_.paused && !model_.ended;
+            const bool playing = session_ && !model_.paused && !model_.ended;
             window_.wait_events(playing ? std::max(1e-3, next_due_ - now) : 1.0);
         }
         if (window_.take_input_seen()) redraw_ = std::max(redraw_, 3);  // ImGui needs a few frames to settle

@@ -39,21 +39,19 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
     to.keep_maps = false;  // no heatmap: the pure tracking cost
     MultiTracker tracker(to);
     if (!tracker.set_kernel(o.kernel, &p.error)) return p;
-    SourceOptions so;
-    so.input = clip;
-    so.want_rgb = false;
-    constexpr int kSlots = 6;
-    match_source_to_tracker(so, tracker, decode, kSlots);
-    auto source = FrameSource::open(so, &p.error);
-    if (!source) return p;
-    p.decode_mode = source->decode_mode();
-    p.note = source->decode_note();
+    SessionOptions so;
+    so.source.input = clip;
+    so.decode = decode;
+    so.slots = 6;
+    auto session = FrameSession::open(tracker, so, &p.error);
+    if (!session) return p;
+    p.decode_mode = session->decode_mode();
+    p.note = session->decode_note();
     std::vector<BoxF> boxes = boxes_in;
     if (boxes.empty()) {
-        const Size s = source->size();
+        const Size s = session->size();
         boxes.push_back({s.width / 2.0 - 32, s.height / 2.0 - 32, 64, 64});
     }
-    FramePipeline pipeline(std::move(source), kSlots);
     TrackLoopOptions lo;
     lo.max_frames = o.frames;
     lo.track = track;
@@ -65,9 +63,9 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
         }
         return true;
     };
-    if (run_track_loop(pipeline, tracker, boxes, lo, on_frame, &st, &p.error) != 0) return p;
-    if (!pipeline.error().empty()) {
-        p.error = pipeline.error();
+    if (run_track_loop(*session, boxes, lo, on_frame, &st, &p.error) != 0) return p;
+    if (!session->error().empty()) {
+        p.error = session->error();
         return p;
     }
     p.ok = true;

@@ -196,22 +196,23 @@ int run_track(const TrackArgs& a, bool dry_run) {
         std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
         return kExitUsage;
     }
-    SourceOptions so;
-    so.input = a.input;
+    // The session matches the decoder to the tracker: a GPU tracker reads the luma plane
+    // straight from the decoder's surface.
+    SessionOptions so;
+    so.source.input = a.input;
+    so.source.read_timeout_s = a.read_timeout;
+    so.source.stop = stop_flag;
+    so.decode = a.decode;
     so.want_rgb = !a.video.empty();
-    so.read_timeout_s = a.read_timeout;
-    so.stop = stop_flag;
-    // A GPU tracker reads the luma plane straight from the decoder's surface.
-    constexpr int kSlots = 6;
-    match_source_to_tracker(so, tracker, a.decode, kSlots);
-    auto source = FrameSource::open(so, &error);
-    if (!source) {
+    so.slots = 6;
+    auto session = FrameSession::open(tracker, so, &error);
+    if (!session) {
         std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
         return interrupted() ? InterruptGuard::exit_code() : kExitInput;
     }
-    const std::string decode_mode = source->decode_mode();
-    if (!source->decode_note().empty()) std::fprintf(stderr, "corrtrack: %s\n", source->decode_note().c_str());
-    FramePipeline pipeline(std::move(source), kSlots);
+    const std::string decode_mode = session->decode_mode();
+    if (!session->decode_note().empty()) std::fprintf(stderr, "corrtrack: %s\n", session->decode_note().c_str());
+    FramePipeline& pipeline = session->pipeline();
     if (!a.quiet) std::fprintf(stderr, "corrtrack: %s\n", pipeline.description().c_str());
 
     StageSamples samples;
@@ -295,7 +296,7 @@ int run_track(const TrackArgs& a, bool dry_run) {
     lo.need_host_frame = !a.video.empty();
     lo.stop = stop_flag;
     TrackLoopStats st;
-    const int loop_rc = run_track_loop(pipeline, tracker, boxes, lo, on_frame, &st, &error);
+    const int loop_rc = run_track_loop(*session, boxes, lo, on_frame, &st, &error);
     // The decoder is done (or stops now): its account of the input is final after this.
     pipeline.stop();
     const char* nl = tty && !a.quiet ? "\n" : "";

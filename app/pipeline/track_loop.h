@@ -1,8 +1,9 @@
-// The per-frame loop shared by `corrtrack track` and the end-to-end bench: frames come from
-// the decode thread, are copied to the device (GPU path, pinned slots) one frame ahead of the
-// tracker so that copy and kernels overlap, tracked, and handed to a callback in order.
-// Thread rules: runs on the caller's thread, which drives the tracker; the pipeline's decode
-// thread is the only other thread and shares only the slot ring with it.
+// The per-frame loop of `corrtrack track` and the end-to-end bench, over a FrameSession:
+// frames come from the decode thread, are copied to the device (GPU path, pinned slots) one
+// frame ahead of the tracker so that copy and kernels overlap, tracked, and handed to a
+// callback in order.
+// Thread rules: runs on the caller's thread, which drives the session and its tracker; the
+// pipeline's decode thread is the only other thread and shares only the slot ring with it.
 #pragma once
 
 #include <atomic>
@@ -12,7 +13,7 @@
 #include <vector>
 
 #include "app/io/frame.h"
-#include "app/pipeline/frame_ring.h"
+#include "app/pipeline/frame_session.h"
 #include "app/track/tracker.h"
 
 namespace corrtrack {
@@ -52,15 +53,10 @@ struct TrackLoopStats {
 
 // Returns 0, or non-zero with *error set when a target cannot be initialised or the callback
 // asked to stop with an error. The callback returns false to stop (its own error in *error).
-// The pipeline's own input error is left in pipeline.error() for the caller.
-// Decoder settings that go with this tracker: NVDEC (when `decode` allows) on the tracker's
-// CUDA stream, host luma only for a CPU tracker, and decoder surfaces for `slots` ring slots
-// plus the one being refilled and one more held by the consumer.
-void match_source_to_tracker(SourceOptions& so, const MultiTracker& tracker, DecodeMode decode, int slots);
-
+// The input's own error is left in session.error() for the caller. The options' pacing
+// replaces the session's.
 using LoopCallback = std::function<bool(const LoopFrame&, std::vector<TrackResult>&, std::string* error)>;
-int run_track_loop(FramePipeline& pipeline, MultiTracker& tracker, const std::vector<BoxF>& boxes,
-                   const TrackLoopOptions& options, const LoopCallback& on_frame, TrackLoopStats* stats,
-                   std::string* error);
+int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const TrackLoopOptions& options,
+                   const LoopCallback& on_frame, TrackLoopStats* stats, std::string* error);
 
 }  // namespace corrtrack
