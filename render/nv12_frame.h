@@ -1,6 +1,6 @@
 // The planes of an NVDEC frame for display: NV12's Y plane (Frame::device) and its interleaved
 // UV plane, which Frame does not carry, read from the decoder's AVFrame that Frame::device.owner
-// holds (frame_source.cpp's convert_device), with the frame's colour matrix and range.
+// holds (frame_convert.cpp's convert_device), with the frame's colour matrix and range.
 // Thread rules: pure functions; the planes stay valid while the Frame's owner lives.
 #pragma once
 
