@@ -80,8 +80,16 @@ public:
     ~GpuSearch() override {
         if (stream_) cudaStreamSynchronize(stream_);  // queued copies still target our buffers
         if (env_on("CORRTRACK_GPU_SEARCH_STATS") && frames_ > 0)
+        {
             std::fprintf(stderr, "gpu search: %ld host frames, %.1f%% of their rows uploaded, %ld late uploads\n",
                          frames_, 100.0 * uploaded_total_ / std::max(1L, frame_rows_total_), late_uploads_);
+            const double n = 1000.0 / frames_;  // us per frame
+            std::fprintf(stderr,
+                         "gpu search us/frame: before search %.1f, enqueue %.1f, wait %.1f (gpu %.1f), after "
+                         "search %.1f, sample %.1f, searches %.2f\n",
+                         prof_[0] * n, prof_[1] * n, prof_[2] * n, prof_[3] * n, prof_[4] * n, prof_[5] * n,
+                         prof_[6] / frames_);
+        }
         cudaFree(frame_);
         for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_}) cudaEventDestroy(e);
         cudaStreamDestroy(stream_);
@@ -102,6 +110,8 @@ public:
     // so a small target in a large frame costs a band of rows, not the frame.
     double begin_frame(ImageView f) override {
         const auto t0 = std::chrono::steady_clock::now();
+        mark_phase_ = -1;
+        mark(0);
         for (Rect& r : level_valid_) r = {};
         uploaded_rows_ = {};
         Size level_size = f.size();
@@ -212,6 +222,18 @@ private:
     // Counts for CORRTRACK_GPU_SEARCH_STATS=1 (printed when the backend goes).
     long late_uploads_ = 0;  // uploads sample() had to wait for (the search had not covered them)
     long uploaded_total_ = 0, frame_rows_total_ = 0, frames_ = 0;
+    // Host time (ms) per phase: before the first search of a frame (learning, planning),
+    // queueing a search, waiting for it, GPU time of searches, between a search's return and
+    // the next call (policy), sample(); [6] counts searches.
+    double prof_[7] = {};
+    std::chrono::steady_clock::time_point last_mark_;
+    int mark_phase_ = -1;  // phase that ends at the next call (0: before search, 4: after search)
+    void mark(int next_phase) {
+        const auto now = std::chrono::steady_clock::now();
+        if (mark_phase_ >= 0) prof_[mark_phase_] += std::chrono::duration<double, std::milli>(now - last_mark_).count();
+        last_mark_ = now;
+        mark_phase_ = next_phase;
+    }
     bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false;
     DeviceBuffer<std::uint8_t> level_storage_[kMaxPyramidLevels];
     DeviceBuffer<std::uint8_t> atlas_;
@@ -340,6 +362,7 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
 
 void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
                        StageTimes* times) {
+    mark(1);
     Pass& ps = passes_[pass];
     std::vector<Item>& items = ps.items;
     hits.resize(requests.size());
@@ -409,12 +432,16 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
     }
     CORRTRACK_CUDA(cudaEventRecord(peaked_, stream_));
     // The one wait of a search: the policy's next step depends on these peaks.
+    mark(2);
     CORRTRACK_CUDA(cudaEventSynchronize(peaked_));
+    mark(4);
+    prof_[6] += 1;
     for (std::size_t k = 0; k < items.size(); ++k) hits[items[k].request] = host_peaks[k];
     float sample_ms = 0, correlate_ms = 0, peak_ms = 0;
     CORRTRACK_CUDA(cudaEventElapsedTime(&sample_ms, begin_, sampled_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&correlate_ms, sampled_, correlated_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&peak_ms, correlated_, peaked_));
+    prof_[3] += sample_ms + correlate_ms + peak_ms;
     times->upload_ms += sample_ms;
     times->correlate_ms += correlate_ms;
     times->peak_ms += peak_ms;
@@ -482,6 +509,7 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
 }
 
 void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
+    mark(5);
     std::size_t total = 0;
     sample_offsets_.clear();
     sample_items_.clear();
@@ -512,6 +540,7 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
     }
     CORRTRACK_CUDA(cudaEventRecord(samples_ready_, stream_));
     samples_pending_ = true;
+    mark(-1);
 }
 
 }  // namespace
