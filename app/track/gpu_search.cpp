@@ -76,19 +76,21 @@ public:
         eager_maps_ = env_on("CORRTRACK_GPU_EAGER_MAPS");
         copy_peaks_ = env_on("CORRTRACK_GPU_COPY_PEAKS");
         full_upload_ = env_on("CORRTRACK_GPU_FULL_UPLOAD");
+        stats_ = env_on("CORRTRACK_GPU_SEARCH_STATS");
     }
     ~GpuSearch() override {
         if (stream_) cudaStreamSynchronize(stream_);  // queued copies still target our buffers
-        if (env_on("CORRTRACK_GPU_SEARCH_STATS") && frames_ > 0)
+        if (stats_ && frames_ > 0)
         {
             std::fprintf(stderr, "gpu search: %ld host frames, %.1f%% of their rows uploaded, %ld late uploads\n",
                          frames_, 100.0 * uploaded_total_ / std::max(1L, frame_rows_total_), late_uploads_);
             const double n = 1000.0 / frames_;  // us per frame
             std::fprintf(stderr,
-                         "gpu search us/frame: before search %.1f, enqueue %.1f, wait %.1f (gpu %.1f), after "
-                         "search %.1f, sample %.1f, searches %.2f\n",
-                         prof_[0] * n, prof_[1] * n, prof_[2] * n, prof_[3] * n, prof_[4] * n, prof_[5] * n,
-                         prof_[6] / frames_);
+                         "gpu search us/frame: before search %.1f, enqueue %.1f (row uploads %.1f, correlate "
+                         "%.1f), wait %.1f (gpu %.1f), after search %.1f, sample %.1f, searches %.2f, pageable "
+                         "frames %.0f\n",
+                         prof_[0] * n, prof_[1] * n, prof_[7] * n, prof_[8] * n, prof_[2] * n, prof_[3] * n,
+                         prof_[4] * n, prof_[5] * n, prof_[6] / frames_, prof_[9]);
         }
         cudaFree(frame_);
         for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_}) cudaEventDestroy(e);
@@ -134,6 +136,12 @@ public:
         }
         host_frame_ = f;
         ++frames_;
+        if (stats_) {
+            // Is the frame pinned? A pageable one makes every row upload a synchronous copy.
+            cudaPointerAttributes a{};
+            if (cudaPointerGetAttributes(&a, f.data) != cudaSuccess) cudaGetLastError();
+            if (a.type != cudaMemoryTypeHost) prof_[9] += 1;
+        }
         frame_rows_total_ += f.height;
         levels_.level[0] = {frame_, f.width, f.height, frame_pitch_, MemorySpace::kDevice};
         if (full_upload_) upload_rows({0, f.height});
@@ -225,7 +233,7 @@ private:
     // Host time (ms) per phase: before the first search of a frame (learning, planning),
     // queueing a search, waiting for it, GPU time of searches, between a search's return and
     // the next call (policy), sample(); [6] counts searches.
-    double prof_[7] = {};
+    double prof_[10] = {};  // [7]: inside the row uploads, [8]: inside correlate(), [9]: pageable frames
     std::chrono::steady_clock::time_point last_mark_;
     int mark_phase_ = -1;  // phase that ends at the next call (0: before search, 4: after search)
     void mark(int next_phase) {
@@ -234,7 +242,7 @@ private:
         last_mark_ = now;
         mark_phase_ = next_phase;
     }
-    bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false;
+    bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false, stats_ = false;
     DeviceBuffer<std::uint8_t> level_storage_[kMaxPyramidLevels];
     DeviceBuffer<std::uint8_t> atlas_;
     DeviceBuffer<RankedPeak> peaks_;
@@ -273,9 +281,11 @@ void GpuSearch::upload_rows(Span rows) {
     Span& have = uploaded_rows_;
     auto copy = [&](int y0, int y1) {
         if (y0 >= y1) return;
+        const auto t0 = std::chrono::steady_clock::now();
         CORRTRACK_CUDA(cudaMemcpy2DAsync(frame_ + static_cast<std::size_t>(y0) * frame_pitch_, frame_pitch_, f.row(y0),
                                          f.pitch, f.width, y1 - y0, cudaMemcpyHostToDevice, stream_));
         uploaded_total_ += y1 - y0;
+        prof_[7] += ms_since(t0);
     };
     if (have.empty()) {
         copy(rows.begin, rows.end);
@@ -420,7 +430,9 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
     prepare_levels(sample_items_, sample_margins_);
     launch_sample_patches(levels_, sample_items_, atlas, stream_);
     CORRTRACK_CUDA(cudaEventRecord(sampled_, stream_));
+    const auto t_corr = std::chrono::steady_clock::now();
     correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
+    prof_[8] += ms_since(t_corr);
     CORRTRACK_CUDA(cudaEventRecord(correlated_, stream_));
     launch_ranked_peaks(maps, peak_items_, peaks, stream_);
     if (copy_peaks_)
