@@ -30,10 +30,10 @@ __device__ __forceinline__ float area_weight(double a, double b, double s, int i
 
 // pyramid.cpp's halve_image: one output pixel per thread.
 __global__ void halve_kernel(const std::uint8_t* __restrict__ src, std::size_t src_pitch, int src_w, int src_h,
-                             std::uint8_t* dst, std::size_t dst_pitch, int out_w, int out_h) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= out_w || j >= out_h) return;
+                             std::uint8_t* dst, std::size_t dst_pitch, int rx0, int ry0, int rx1, int ry1) {
+    const int i = rx0 + blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = ry0 + blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= rx1 || j >= ry1) return;
     const std::uint8_t* r0 = src + static_cast<std::size_t>(2 * j) * src_pitch;
     const std::uint8_t* r1 = src + static_cast<std::size_t>(2 * j + 1 < src_h ? 2 * j + 1 : 2 * j) * src_pitch;
     const int x0 = 2 * i, x1 = 2 * i + 1 < src_w ? 2 * i + 1 : 2 * i;
@@ -220,13 +220,16 @@ __global__ void __launch_bounds__(kPeakThreads)
 
 }  // namespace
 
-void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, void* stream) {
+void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region, void* stream) {
     const Size out = pyramid_level_size(src.size(), 1);
-    if (out.width <= 0 || out.height <= 0) return;
+    if (region.width <= 0 || region.height <= 0) region = {0, 0, out.width, out.height};
+    const int x0 = std::max(0, region.x), y0 = std::max(0, region.y);
+    const int x1 = std::min(out.width, region.x + region.width), y1 = std::min(out.height, region.y + region.height);
+    if (x1 <= x0 || y1 <= y0) return;
     const dim3 block(32, 8);
-    const dim3 grid((out.width + 31) / 32, (out.height + 7) / 8);
+    const dim3 grid((x1 - x0 + 31) / 32, (y1 - y0 + 7) / 8);
     halve_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(src.data, src.pitch, src.width, src.height, dst,
-                                                                         dst_pitch, out.width, out.height);
+                                                                         dst_pitch, x0, y0, x1, y1);
     CORRTRACK_CUDA_LAUNCHED();
 }
 

@@ -49,8 +49,9 @@ struct RankedPeak {
 // split into several launches by the launchers.
 constexpr int kMaxItemsPerLaunch = 32;
 
-// Level k + 1 from level k (pyramid.h's halve_image, bit for bit); dst has the pitch given.
-void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, void* stream);
+// Level k + 1 from level k (pyramid.h's halve_image, bit for bit) for the output pixels in
+// `region` (all of them when it is empty); dst is the whole level's buffer, with the pitch given.
+void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region, void* stream);
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
                            void* stream);
 void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream);

@@ -1,12 +1,17 @@
-// The GPU search backend: one stream; per search, the frame's pyramid levels that the
-// requests need, every patch sampled into one atlas (grouped by template size), one batched
-// correlation launch per template size where the kernel has a batched form (else one launch
-// per patch), the motion-penalised peaks of all maps in one launch, and one copy back: the
-// one wait of a search is an event on those few bytes.
+// The GPU search backend: one stream; per search, the rows of a host frame and the regions of
+// the pyramid levels that the requests read (not the whole frame), every patch sampled into
+// one atlas (grouped by template size), one batched correlation launch per template size
+// where the kernel has a batched form (else one launch per patch), and the motion-penalised
+// peaks of all maps in one launch that writes them straight into mapped pinned memory: the
+// one wait of a search is an event after that launch. The maps come to the host only when
+// map() asks for them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -22,21 +27,42 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Pinned host memory that only grows (copies from the device land here asynchronously).
+// Pinned host memory that only grows (copies from the device land here asynchronously). Mapped
+// (cudaHostAllocMapped), kernels write it directly through `device`: no copy call, no copy
+// on the stream.
 template <typename T>
 struct PinnedArray {
     T* ptr = nullptr;
+    T* device = nullptr;  // the device's alias of ptr (mapped memory)
     std::size_t capacity = 0;
     ~PinnedArray() { cudaFreeHost(ptr); }
     T* ensure(std::size_t count) {
         if (count > capacity) {
             cudaFreeHost(ptr);
             ptr = nullptr;
-            CORRTRACK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&ptr), count * sizeof(T), cudaHostAllocDefault));
+            device = nullptr;
+            CORRTRACK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&ptr), count * sizeof(T),
+                                         cudaHostAllocDefault | cudaHostAllocMapped));
+            CORRTRACK_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), ptr, 0));
             capacity = count;
         }
         return ptr;
     }
+};
+
+// A/B switches for measuring what each change saves (read once per backend; unset = the fast
+// path): CORRTRACK_GPU_EAGER_MAPS=1 copies every map to the host after each search as before,
+// CORRTRACK_GPU_COPY_PEAKS=1 copies peaks and template patches with cudaMemcpyAsync instead of
+// writing mapped memory, CORRTRACK_GPU_FULL_UPLOAD=1 uploads and halves whole frames.
+bool env_on(const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v && std::string(v) != "0";
+}
+
+// Rows [begin, end) of level 0, or columns: an interval, empty when begin >= end.
+struct Span {
+    int begin = 0, end = 0;
+    bool empty() const { return begin >= end; }
 };
 
 class GpuSearch final : public SearchBackend {
@@ -46,11 +72,28 @@ public:
         CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
         for (cudaEvent_t* e : {&begin_, &sampled_, &correlated_, &peaked_}) CORRTRACK_CUDA(cudaEventCreate(e));
         CORRTRACK_CUDA(cudaEventCreateWithFlags(&samples_ready_, cudaEventDisableTiming));
+        CORRTRACK_CUDA(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming));
+        eager_maps_ = env_on("CORRTRACK_GPU_EAGER_MAPS");
+        copy_peaks_ = env_on("CORRTRACK_GPU_COPY_PEAKS");
+        full_upload_ = env_on("CORRTRACK_GPU_FULL_UPLOAD");
+        stats_ = env_on("CORRTRACK_GPU_SEARCH_STATS");
     }
     ~GpuSearch() override {
         if (stream_) cudaStreamSynchronize(stream_);  // queued copies still target our buffers
+        if (stats_ && frames_ > 0)
+        {
+            std::fprintf(stderr, "gpu search: %ld host frames, %.1f%% of their rows uploaded, %ld late uploads\n",
+                         frames_, 100.0 * uploaded_total_ / std::max(1L, frame_rows_total_), late_uploads_);
+            const double n = 1000.0 / frames_;  // us per frame
+            std::fprintf(stderr,
+                         "gpu search us/frame: before search %.1f, enqueue %.1f (row uploads %.1f, correlate "
+                         "%.1f), wait %.1f (gpu %.1f), after search %.1f, sample %.1f, searches %.2f, pageable "
+                         "frames %.0f\n",
+                         prof_[0] * n, prof_[1] * n, prof_[7] * n, prof_[8] * n, prof_[2] * n, prof_[3] * n,
+                         prof_[4] * n, prof_[5] * n, prof_[6] / frames_, prof_[9]);
+        }
         cudaFree(frame_);
-        for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_}) cudaEventDestroy(e);
+        for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_}) cudaEventDestroy(e);
         cudaStreamDestroy(stream_);
     }
 
@@ -64,10 +107,23 @@ public:
         keep_device_maps_ = device;
     }
 
+    // A device frame is used in place. A host frame is not copied here: each search uploads
+    // the rows its patches read (and the rows the template patch sampled after it will read),
+    // so a small target in a large frame costs a band of rows, not the frame.
     double begin_frame(ImageView f) override {
         const auto t0 = std::chrono::steady_clock::now();
-        levels_built_ = 0;
+        mark_phase_ = -1;
+        mark(0);
+        for (Rect& r : level_valid_) r = {};
+        uploaded_rows_ = {};
+        Size level_size = f.size();
+        for (int k = 1; k < kMaxPyramidLevels; ++k) {
+            level_size = pyramid_level_size(level_size, 1);
+            levels_.level[k] = {};
+            level_sizes_[k] = level_size;
+        }
         if (f.space == MemorySpace::kDevice) {
+            host_frame_ = {};
             levels_.level[0] = f;
             return 0;
         }
@@ -78,9 +134,17 @@ public:
             CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&frame_), &frame_pitch_, frame_capacity_.width,
                                            frame_capacity_.height));
         }
-        CORRTRACK_CUDA(cudaMemcpy2DAsync(frame_, frame_pitch_, f.data, f.pitch, f.width, f.height,
-                                         cudaMemcpyHostToDevice, stream_));
+        host_frame_ = f;
+        ++frames_;
+        if (stats_) {
+            // Is the frame pinned? A pageable one makes every row upload a synchronous copy.
+            cudaPointerAttributes a{};
+            if (cudaPointerGetAttributes(&a, f.data) != cudaSuccess) cudaGetLastError();
+            if (a.type != cudaMemoryTypeHost) prof_[9] += 1;
+        }
+        frame_rows_total_ += f.height;
         levels_.level[0] = {frame_, f.width, f.height, frame_pitch_, MemorySpace::kDevice};
+        if (full_upload_) upload_rows({0, f.height});
         return ms_since(t0);
     }
 
@@ -90,6 +154,16 @@ public:
     MapView map(int pass, std::size_t i) const override {
         const Pass& ps = passes_[pass];
         if (!keep_maps_ || i >= ps.items.size()) return {};
+        if (!ps.host_maps_valid) {
+            // The first map asked for since this pass's search: all of its maps in one copy
+            // and a wait (only heatmaps and tests ask; the device maps stay until the same
+            // pass of the next frame).
+            ps.host_maps.ensure(ps.floats);
+            CORRTRACK_CUDA(cudaMemcpyAsync(ps.host_maps.ptr, ps.maps.get(), ps.floats * sizeof(float),
+                                           cudaMemcpyDeviceToHost, stream_));
+            CORRTRACK_CUDA(cudaStreamSynchronize(stream_));
+            ps.host_maps_valid = true;
+        }
         const Item& it = ps.items[ps.slot_of_request[i]];
         return {ps.host_maps.ptr + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.out.width)};
     }
@@ -130,7 +204,11 @@ private:
         std::unique_ptr<Correlator> corr;
     };
 
-    void build_levels(int deepest);
+    // Level `k`'s pixels in `need` (level coordinates; clipped, at least one pixel) are on the
+    // device once the stream passes what this queued: rows uploaded, regions halved.
+    void need_region(int k, Rect need);
+    void upload_rows(Span rows);
+    void prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins);
     void correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
     Correlator& single(const TemplateRef& t);
@@ -144,7 +222,27 @@ private:
     std::size_t frame_pitch_ = 0;
     Size frame_capacity_;
     DeviceLevels levels_;
-    int levels_built_ = 0;
+    ImageView host_frame_;          // the host frame of this frame (data null for a device frame)
+    Span uploaded_rows_;            // its rows on the device
+    Rect level_valid_[kMaxPyramidLevels];  // per level >= 1: the region halved this frame
+    Size level_sizes_[kMaxPyramidLevels];
+    cudaEvent_t uploaded_ = nullptr;
+    // Counts for CORRTRACK_GPU_SEARCH_STATS=1 (printed when the backend goes).
+    long late_uploads_ = 0;  // uploads sample() had to wait for (the search had not covered them)
+    long uploaded_total_ = 0, frame_rows_total_ = 0, frames_ = 0;
+    // Host time (ms) per phase: before the first search of a frame (learning, planning),
+    // queueing a search, waiting for it, GPU time of searches, between a search's return and
+    // the next call (policy), sample(); [6] counts searches.
+    double prof_[10] = {};  // [7]: inside the row uploads, [8]: inside correlate(), [9]: pageable frames
+    std::chrono::steady_clock::time_point last_mark_;
+    int mark_phase_ = -1;  // phase that ends at the next call (0: before search, 4: after search)
+    void mark(int next_phase) {
+        const auto now = std::chrono::steady_clock::now();
+        if (mark_phase_ >= 0) prof_[mark_phase_] += std::chrono::duration<double, std::milli>(now - last_mark_).count();
+        last_mark_ = now;
+        mark_phase_ = next_phase;
+    }
+    bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false, stats_ = false;
     DeviceBuffer<std::uint8_t> level_storage_[kMaxPyramidLevels];
     DeviceBuffer<std::uint8_t> atlas_;
     DeviceBuffer<RankedPeak> peaks_;
@@ -154,7 +252,9 @@ private:
         std::vector<Item> items;
         std::vector<std::size_t> slot_of_request;
         DeviceBuffer<float> maps;
-        PinnedArray<float> host_maps;
+        std::size_t floats = 0;
+        mutable PinnedArray<float> host_maps;
+        mutable bool host_maps_valid = false;
     };
     Pass passes_[2];
     DeviceBuffer<std::uint8_t> samples_;
@@ -167,20 +267,91 @@ private:
     // Reused per search.
     std::vector<SampleItem> sample_items_;
     std::vector<PeakItem> peak_items_;
+    std::vector<Size> sample_margins_;
     bool keep_maps_ = true, keep_device_maps_ = false;
     int launches_ = 0;
     long positions_ = 0;
 };
 
-void GpuSearch::build_levels(int deepest) {
-    for (int k = levels_built_ + 1; k <= deepest; ++k) {
-        const ImageView src = levels_.level[k - 1];
-        const Size s = pyramid_level_size(src.size(), 1);
-        const std::size_t pitch = (static_cast<std::size_t>(s.width) + 63) / 64 * 64;
-        std::uint8_t* dst = level_storage_[k].ensure(pitch * s.height);
-        launch_halve(src, dst, pitch, stream_);
-        levels_.level[k] = {dst, s.width, s.height, pitch, MemorySpace::kDevice};
-        levels_built_ = k;
+void GpuSearch::upload_rows(Span rows) {
+    const ImageView& f = host_frame_;
+    rows.begin = std::clamp(rows.begin, 0, f.height);
+    rows.end = std::clamp(rows.end, rows.begin, f.height);
+    if (rows.empty()) return;
+    Span& have = uploaded_rows_;
+    auto copy = [&](int y0, int y1) {
+        if (y0 >= y1) return;
+        const auto t0 = std::chrono::steady_clock::now();
+        CORRTRACK_CUDA(cudaMemcpy2DAsync(frame_ + static_cast<std::size_t>(y0) * frame_pitch_, frame_pitch_, f.row(y0),
+                                         f.pitch, f.width, y1 - y0, cudaMemcpyHostToDevice, stream_));
+        uploaded_total_ += y1 - y0;
+        prof_[7] += ms_since(t0);
+    };
+    if (have.empty()) {
+        copy(rows.begin, rows.end);
+        have = rows;
+        return;
+    }
+    // One band stays: what is missing above and below the band already there (a gap between
+    // the two is filled too).
+    const Span grown{std::min(have.begin, rows.begin), std::max(have.end, rows.end)};
+    copy(grown.begin, have.begin);
+    copy(have.end, grown.end);
+    have = grown;
+}
+
+void GpuSearch::need_region(int k, Rect need) {
+    const Size size = k == 0 ? levels_.level[0].size() : level_sizes_[k];
+    if (size.width <= 0 || size.height <= 0) return;
+    // Clip to the level (a patch wholly outside still reads the border pixels).
+    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
+    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
+    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
+    if (k == 0) {
+        if (host_frame_.data) upload_rows({y0, y1});
+        return;
+    }
+    Rect& have = level_valid_[k];
+    if (have.width > 0 && x0 >= have.x && y0 >= have.y && x1 <= have.x + have.width && y1 <= have.y + have.height)
+        return;
+    Rect grow{x0, y0, x1 - x0, y1 - y0};
+    if (have.width > 0) {
+        const int gx1 = std::max(x1, have.x + have.width), gy1 = std::max(y1, have.y + have.height);
+        grow.x = std::min(x0, have.x);
+        grow.y = std::min(y0, have.y);
+        grow.width = gx1 - grow.x;
+        grow.height = gy1 - grow.y;
+    }
+    need_region(k - 1, {2 * grow.x, 2 * grow.y, 2 * grow.width, 2 * grow.height});
+    if (!levels_.level[k].data) {
+        const std::size_t pitch = (static_cast<std::size_t>(size.width) + 63) / 64 * 64;
+        std::uint8_t* dst = level_storage_[k].ensure(pitch * size.height);
+        levels_.level[k] = {dst, size.width, size.height, pitch, MemorySpace::kDevice};
+    }
+    const ImageView& lv = levels_.level[k];
+    launch_halve(levels_.level[k - 1], level_storage_[k].get(), lv.pitch, grow, stream_);
+    have = grow;
+}
+
+// margins[i]: extra pixels (level units) on each side of item i's region, so that what is
+// sampled right after (the template patch, inside the searched window) needs no upload.
+void GpuSearch::prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins) {
+    if (full_upload_) {
+        int deepest = 0;
+        for (const SampleItem& it : items) deepest = std::max(deepest, it.level);
+        for (int k = 1; k <= deepest; ++k) need_region(k, {0, 0, level_sizes_[k].width, level_sizes_[k].height});
+        return;
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const SampleItem& it = items[i];
+        const Size lsize = it.level == 0 ? levels_.level[0].size() : level_sizes_[it.level];
+        const LevelSample ls{it.level, it.ox, it.oy, it.scale};
+        // A patch wholly outside gives an empty rectangle, which need_region clamps to the
+        // border pixels that replication reads (as HostPyramid::level does).
+        Rect r = level_region(ls, {it.width, it.height}, lsize);
+        if (i < margins.size()) r = {r.x - margins[i].width, r.y - margins[i].height, r.width + 2 * margins[i].width,
+                                     r.height + 2 * margins[i].height};
+        need_region(it.level, r);
     }
 }
 
@@ -201,6 +372,7 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
 
 void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
                        StageTimes* times) {
+    mark(1);
     Pass& ps = passes_[pass];
     std::vector<Item>& items = ps.items;
     hits.resize(requests.size());
@@ -215,10 +387,11 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
         const Size ta = requests[a.request].templ.image.size(), tb = requests[b.request].templ.image.size();
         return std::make_tuple(ta.width, ta.height, a.request) < std::make_tuple(tb.width, tb.height, b.request);
     });
-    int rows = 0, width = 0, deepest = 0;
+    int rows = 0, width = 0;
     std::size_t floats = 0;
     sample_items_.clear();
     peak_items_.clear();
+    sample_margins_.clear();
     ps.slot_of_request.resize(requests.size());
     for (std::size_t k = 0; k < items.size(); ++k) {
         Item& it = items[k];
@@ -233,8 +406,11 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
         floats += static_cast<std::size_t>(it.out.width) * it.out.height;
         positions_ += it.out.area();
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
-        deepest = std::max(deepest, ls.level);
         sample_items_.push_back({ls.ox, ls.oy, ls.scale, r.patch.width, r.patch.height, ls.level, 0, 0});
+        // The template patch sampled after a search lies inside the window, give or take the
+        // scale step: a template's size of margin covers it.
+        sample_margins_.push_back({static_cast<int>(std::ceil(ts.width * ls.scale)) + 2,
+                                   static_cast<int>(std::ceil(ts.height * ls.scale)) + 2});
         peak_items_.push_back({it.map_offset, it.out.width, it.out.height, r.penalty});
     }
     const std::size_t atlas_pitch = (static_cast<std::size_t>(width) + 63) / 64 * 64;
@@ -244,29 +420,40 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
     }
     std::uint8_t* atlas = atlas_.ensure(atlas_pitch * rows);
     float* maps = ps.maps.ensure(floats);
-    RankedPeak* peaks = peaks_.ensure(items.size());
+    ps.floats = floats;
+    ps.host_maps_valid = false;
     RankedPeak* host_peaks = host_peaks_.ensure(items.size());
-    float* host_maps = keep_maps_ ? ps.host_maps.ensure(floats) : nullptr;
+    RankedPeak* peaks = copy_peaks_ ? peaks_.ensure(items.size()) : host_peaks_.device;
+    float* host_maps = keep_maps_ && eager_maps_ ? ps.host_maps.ensure(floats) : nullptr;
 
     CORRTRACK_CUDA(cudaEventRecord(begin_, stream_));
-    build_levels(deepest);
+    prepare_levels(sample_items_, sample_margins_);
     launch_sample_patches(levels_, sample_items_, atlas, stream_);
     CORRTRACK_CUDA(cudaEventRecord(sampled_, stream_));
+    const auto t_corr = std::chrono::steady_clock::now();
     correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
+    prof_[8] += ms_since(t_corr);
     CORRTRACK_CUDA(cudaEventRecord(correlated_, stream_));
     launch_ranked_peaks(maps, peak_items_, peaks, stream_);
-    CORRTRACK_CUDA(cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
-                                   stream_));
-    if (host_maps)
+    if (copy_peaks_)
+        CORRTRACK_CUDA(cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
+                                       stream_));
+    if (host_maps) {
         CORRTRACK_CUDA(cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+        ps.host_maps_valid = true;
+    }
     CORRTRACK_CUDA(cudaEventRecord(peaked_, stream_));
     // The one wait of a search: the policy's next step depends on these peaks.
+    mark(2);
     CORRTRACK_CUDA(cudaEventSynchronize(peaked_));
+    mark(4);
+    prof_[6] += 1;
     for (std::size_t k = 0; k < items.size(); ++k) hits[items[k].request] = host_peaks[k];
     float sample_ms = 0, correlate_ms = 0, peak_ms = 0;
     CORRTRACK_CUDA(cudaEventElapsedTime(&sample_ms, begin_, sampled_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&correlate_ms, sampled_, correlated_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&peak_ms, correlated_, peaked_));
+    prof_[3] += sample_ms + correlate_ms + peak_ms;
     times->upload_ms += sample_ms;
     times->correlate_ms += correlate_ms;
     times->peak_ms += peak_ms;
@@ -334,26 +521,38 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
 }
 
 void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
+    mark(5);
     std::size_t total = 0;
-    int deepest = 0;
     sample_offsets_.clear();
     sample_items_.clear();
     for (const SearchRequest& r : patches) {
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
-        deepest = std::max(deepest, ls.level);
         sample_items_.push_back({ls.ox, ls.oy, ls.scale, r.patch.width, r.patch.height, ls.level, total,
                                  static_cast<std::size_t>(r.patch.width)});
         sample_offsets_.push_back(total);
         total += static_cast<std::size_t>(r.patch.width) * r.patch.height;
     }
     if (total == 0) return;
-    build_levels(deepest);
-    std::uint8_t* dev = samples_.ensure(total);
+    const Span before = uploaded_rows_;
+    prepare_levels(sample_items_, {});
+    if (host_frame_.data && (uploaded_rows_.begin != before.begin || uploaded_rows_.end != before.end)) {
+        // Rows the search did not upload (a patch outside every searched window): the host
+        // frame may be reused once the caller returns, so this copy is waited for (rare).
+        CORRTRACK_CUDA(cudaEventRecord(uploaded_, stream_));
+        CORRTRACK_CUDA(cudaEventSynchronize(uploaded_));
+        ++late_uploads_;
+    }
     std::uint8_t* host = host_samples_.ensure(total);
-    launch_sample_patches(levels_, sample_items_, dev, stream_);
-    CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
+    if (copy_peaks_) {
+        std::uint8_t* dev = samples_.ensure(total);
+        launch_sample_patches(levels_, sample_items_, dev, stream_);
+        CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
+    } else {
+        launch_sample_patches(levels_, sample_items_, host_samples_.device, stream_);
+    }
     CORRTRACK_CUDA(cudaEventRecord(samples_ready_, stream_));
     samples_pending_ = true;
+    mark(-1);
 }
 
 }  // namespace

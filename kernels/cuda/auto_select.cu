@@ -10,6 +10,7 @@
 #include <mutex>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -168,7 +169,7 @@ public:
     }
 
     void set_template(ImageView templ, Stream stream) override {
-        templ_.set(templ, templ.height, stream);
+        keep_template(templ, stream);
         ++templ_generation_;
         // The kernels in use get it now; any other gets it before its first run.
         for (auto& [name, inst] : instances_)
@@ -249,10 +250,25 @@ private:
 
     void sync_template(Instance& inst, Stream stream) {
         if (inst.templ_generation == templ_generation_) return;
-        const ImageView view{templ_.host().data(), templ_.width(), templ_.height(),
-                             static_cast<std::size_t>(templ_.width()), MemorySpace::kHost};
+        const ImageView view{templ_.data(), templ_w_, templ_h_, static_cast<std::size_t>(templ_w_),
+                             MemorySpace::kHost};
         inst.corr->set_template(view, stream);
         inst.templ_generation = templ_generation_;
+    }
+
+    void keep_template(ImageView templ, Stream stream) {
+        templ_w_ = templ.width;
+        templ_h_ = templ.height;
+        const std::size_t w = static_cast<std::size_t>(templ.width);
+        templ_.resize(w * templ.height);
+        if (templ.space == MemorySpace::kHost) {
+            for (int y = 0; y < templ.height; ++y) std::memcpy(templ_.data() + y * w, templ.row(y), w);
+        } else {
+            // A template cut from a device frame (rare): copy after whatever wrote it, and wait.
+            CORRTRACK_CUDA(cudaMemcpy2DAsync(templ_.data(), w, templ.data, templ.pitch, w, templ.height,
+                                             cudaMemcpyDeviceToHost, as_cuda(stream)));
+            CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(stream)));
+        }
     }
 
     float elapsed_ms(cudaStream_t s, Correlator& corr, ImageView frame, const NccProblem& p, MapView out,
@@ -339,7 +355,12 @@ private:
     KernelInfo info_{"auto", Device::kCuda, ""};
     mutable std::map<std::string, Instance> instances_;
     std::string forced_, forced_error_, last_, last_timings_;
-    TemplateUpload templ_;  // the last template, re-set on every kernel that has not seen it
+    // The last template (host copy, packed rows), re-set on every kernel that has not seen it.
+    // Only the kernels upload it: auto itself never reads it on the device, so keeping it
+    // costs no copy to the device, no event and no wait per template change (the tracker
+    // changes its template on most frames).
+    std::vector<std::uint8_t> templ_;
+    int templ_w_ = 0, templ_h_ = 0;
     std::uint64_t templ_generation_ = 0;
     cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
