@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "app/track/gradient.h"
 #include "app/track/pyramid.h"
 #include "app/track/tracker.h"
 #include "tests/support/synthetic_clip.h"
@@ -257,23 +258,77 @@ TEST(Policy, CpuAndGpuGiveTheSameBoxes) {
             for (int x = std::max(0, static_cast<int>(t.x) - 10); x < std::min(spec.width, static_cast<int>(t.x + t.w) + 10); ++x)
                 luma[y * spec.width + x] = 100;
     };
-    TrackerOptions o = cpu_options();
-    o.redetect_budget = 0;  // the whole frame on both, so that both search the same
-    const auto cpu = track_scene(scene, o, hide);
-    for (const char* kernel : {"auto", "cuda_dp4a_ilp", "cuda_mma"}) {
-        o.kernel = kernel;
-        const auto gpu = track_scene(scene, o, hide);
-        ASSERT_EQ(gpu.size(), cpu.size());
-        double worst = 0;
-        for (std::size_t i = 0; i < cpu.size(); ++i) {
-            worst = std::max({worst, std::abs(gpu[i].box.x - cpu[i].box.x), std::abs(gpu[i].box.y - cpu[i].box.y),
-                              std::abs(gpu[i].box.width - cpu[i].box.width),
-                              std::abs(gpu[i].box.height - cpu[i].box.height)});
-            EXPECT_EQ(gpu[i].lost, cpu[i].lost) << kernel << " frame " << i;
+    // Plain, and with the optional gradient channel and scale anchor (twin requests on the GPU).
+    for (const double gradient : {0.0, 0.3}) {
+        TrackerOptions o = cpu_options();
+        o.redetect_budget = 0;  // the whole frame on both, so that both search the same
+        o.gradient = gradient;
+        o.scale_anchor = gradient > 0 ? 0.5 : 0.0;
+        o.kernel = "cpu_fast";
+        const auto cpu = track_scene(scene, o, hide);
+        for (const char* kernel : {"auto", "cuda_dp4a_ilp", "cuda_mma"}) {
+            o.kernel = kernel;
+            const auto gpu = track_scene(scene, o, hide);
+            ASSERT_EQ(gpu.size(), cpu.size());
+            double worst = 0;
+            for (std::size_t i = 0; i < cpu.size(); ++i) {
+                worst = std::max({worst, std::abs(gpu[i].box.x - cpu[i].box.x), std::abs(gpu[i].box.y - cpu[i].box.y),
+                                  std::abs(gpu[i].box.width - cpu[i].box.width),
+                                  std::abs(gpu[i].box.height - cpu[i].box.height)});
+                EXPECT_EQ(gpu[i].lost, cpu[i].lost) << kernel << " gradient " << gradient << " frame " << i;
+            }
+            EXPECT_LT(worst, 0.5) << kernel << " gradient " << gradient;
+            std::printf("%s, gradient %.1f: boxes within %.4f px of cpu_fast over %zu frames\n", kernel, gradient,
+                        worst, cpu.size());
         }
-        EXPECT_LT(worst, 0.5) << kernel;
-        std::printf("%s: boxes within %.4f px of cpu_fast over %zu frames\n", kernel, worst, cpu.size());
     }
+}
+
+// The gradient channel's operator on a known patch: central differences with edge pixels
+// repeated, (|gx| + |gy| + 1) / 2.
+TEST(Gradient, CentralDifferencesWithRepeatedEdges) {
+    const std::uint8_t in[] = {10, 20, 40,   //
+                               10, 30, 90,   //
+                               200, 0, 50};
+    std::uint8_t out[9];
+    gradient_patch(in, {3, 3}, out);
+    // (0,0): gx = |20-10| = 10, gy = |10-10| = 0 -> 5; (1,1): gx = |90-10| = 80, gy = |0-20| = 20 -> 50
+    // (2,2): gx = |50-0| = 50, gy = |50-90| = 40 -> 45; (0,2): gx = |0-200| = 200, gy = |200-10| = 190 -> 195
+    EXPECT_EQ(out[0], 5);
+    EXPECT_EQ(out[4], 50);
+    EXPECT_EQ(out[8], 45);
+    EXPECT_EQ(out[6], 195);
+    float grey[2] = {0.5f, -0.2f};
+    const float grad[2] = {0.9f, 0.6f};
+    blend_maps(grey, grad, 2, 0.25f);
+    EXPECT_FLOAT_EQ(grey[0], 0.6f);
+    EXPECT_FLOAT_EQ(grey[1], 0.0f);
+}
+
+// With the gradient channel blended into every match, a moving target is followed to within
+// 2 px and never flagged lost (the CPU path; the GPU's is held to it by the parity test).
+TEST(Policy, GradientChannelFollowsAMovingTarget) {
+    SyntheticClipSpec spec;
+    spec.width = 320;
+    spec.height = 240;
+    spec.frames = 60;
+    spec.object_width = 40;
+    spec.object_height = 40;
+    spec.start_x = 60;
+    spec.start_y = 80;
+    spec.velocity_x = 2.0;
+    spec.velocity_y = 0.5;
+    const SyntheticScene scene(spec);
+    TrackerOptions o = cpu_options();
+    o.gradient = 0.3;
+    const auto r = track_scene(scene, o);
+    double worst = 0;
+    for (int i = 0; i < spec.frames; ++i) {
+        const TruthBox t = scene.box(i);
+        worst = std::max(worst, std::hypot(r[i].box.cx() - (t.x + t.w / 2), r[i].box.cy() - (t.y + t.h / 2)));
+        EXPECT_FALSE(r[i].lost) << "frame " << i;
+    }
+    EXPECT_LT(worst, 2.0);
 }
 
 }  // namespace

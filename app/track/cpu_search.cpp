@@ -18,9 +18,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Correlators of gradient templates are cached under the template's key with this bit set.
-constexpr std::uint64_t kGradientKey = std::uint64_t{1} << 63;
-
 class CpuSearch final : public SearchBackend {
 public:
     explicit CpuSearch(std::string kernel, std::unique_ptr<Correlator> probe)

@@ -218,7 +218,71 @@ __global__ void __launch_bounds__(kPeakThreads)
     out[blockIdx.x] = r;
 }
 
+struct GradientBatch {
+    GradientItem item[kMaxItemsPerLaunch];
+};
+struct BlendBatch {
+    BlendItem item[kMaxItemsPerLaunch];
+};
+
+// gradient.cpp's gradient_patch: one output pixel per thread, edge pixels repeated.
+__global__ void gradient_kernel(std::uint8_t* atlas, GradientBatch batch) {
+    const GradientItem& it = batch.item[blockIdx.z];
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= it.width || y >= it.height) return;
+    const std::uint8_t* src = atlas + it.src_offset;
+    const std::uint8_t* row = src + static_cast<std::size_t>(y) * it.pitch;
+    const std::uint8_t* up = src + static_cast<std::size_t>(y > 0 ? y - 1 : 0) * it.pitch;
+    const std::uint8_t* down = src + static_cast<std::size_t>(y + 1 < it.height ? y + 1 : y) * it.pitch;
+    const int gx = abs(row[x + 1 < it.width ? x + 1 : x] - row[x > 0 ? x - 1 : 0]);
+    const int gy = abs(down[x] - up[x]);
+    atlas[it.dst_offset + static_cast<std::size_t>(y) * it.pitch + x] = static_cast<std::uint8_t>((gx + gy + 1) >> 1);
+}
+
+// gradient.cpp's blend_maps (no FMA: this file is compiled with --fmad=false).
+__global__ void blend_kernel(float* maps, BlendBatch batch) {
+    const BlendItem& it = batch.item[blockIdx.y];
+    float* grey = maps + it.grey_offset;
+    const float* grad = maps + it.gradient_offset;
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < it.count; i += gridDim.x * blockDim.x)
+        grey[i] += it.weight * (grad[i] - grey[i]);
+}
+
 }  // namespace
+
+void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream) {
+    for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
+        const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
+        GradientBatch batch{};
+        int w = 0, h = 0;
+        for (int k = 0; k < count; ++k) {
+            batch.item[k] = items[first + k];
+            w = std::max(w, batch.item[k].width);
+            h = std::max(h, batch.item[k].height);
+        }
+        if (w == 0 || h == 0) continue;
+        const dim3 block(32, 8);
+        const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
+        gradient_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(atlas, batch);
+        CORRTRACK_CUDA_LAUNCHED();
+    }
+}
+
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream) {
+    for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
+        const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
+        BlendBatch batch{};
+        std::size_t longest = 0;
+        for (int k = 0; k < count; ++k) {
+            batch.item[k] = items[first + k];
+            longest = std::max(longest, batch.item[k].count);
+        }
+        if (longest == 0) continue;
+        const int blocks = static_cast<int>(std::min<std::size_t>((longest + 255) / 256, 64));
+        blend_kernel<<<dim3(blocks, count), 256, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch);
+        CORRTRACK_CUDA_LAUNCHED();
+    }
+}
 
 void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region, void* stream) {
     const Size out = pyramid_level_size(src.size(), 1);

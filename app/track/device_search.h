@@ -49,11 +49,26 @@ struct RankedPeak {
 // split into several launches by the launchers.
 constexpr int kMaxItemsPerLaunch = 32;
 
+// The gradient channel (gradient.h) of one atlas patch: reads `width` x `height` pixels at
+// src_offset, writes the same shape at dst_offset (both with `pitch`).
+struct GradientItem {
+    std::size_t src_offset = 0, dst_offset = 0, pitch = 0;
+    int width = 0, height = 0;
+};
+
+// Blends one gradient map into its grey-level map (gradient.h's blend_maps): `count` floats.
+struct BlendItem {
+    std::size_t grey_offset = 0, gradient_offset = 0, count = 0;
+    float weight = 0;
+};
+
 // Level k + 1 from level k (pyramid.h's halve_image, bit for bit) for the output pixels in
 // `region` (all of them when it is empty); dst is the whole level's buffer, with the pitch given.
 void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region, void* stream);
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
                            void* stream);
+void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream);
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream);
 void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream);
 
 }  // namespace corrtrack

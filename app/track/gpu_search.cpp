@@ -149,7 +149,25 @@ public:
     }
 
     void search(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
-                StageTimes* times) override;
+                StageTimes* times) override {
+        // A request with a gradient channel gets a twin: the same window, its gradient
+        // template. Both are correlated in the same batch; the twin's map is blended into the
+        // request's before the peaks are taken.
+        twins_.clear();
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            if (requests[i].gradient_weight > 0 && requests[i].templ.gradient.data) twins_.push_back({i, 0});
+        if (twins_.empty()) return search_all(pass, requests, hits, times);
+        with_twins_ = requests;
+        for (Twin& t : twins_) {
+            SearchRequest r = requests[t.request];
+            r.templ = {r.templ.key ^ kGradientKey, r.templ.version, r.templ.gradient, {}};
+            r.gradient_weight = 0;
+            t.twin = with_twins_.size();
+            with_twins_.push_back(r);
+        }
+        search_all(pass, with_twins_, hits, times);
+        hits.resize(requests.size());
+    }
 
     MapView map(int pass, std::size_t i) const override {
         const Pass& ps = passes_[pass];
@@ -184,7 +202,10 @@ public:
         return host_samples_.ptr + sample_offsets_.at(i);
     }
 
-    void forget(std::uint64_t key) override { singles_.erase(key); }
+    void forget(std::uint64_t key) override {
+        singles_.erase(key);
+        singles_.erase(key ^ kGradientKey);
+    }
 
 private:
     struct Item {
@@ -208,6 +229,11 @@ private:
     // device once the stream passes what this queued: rows uploaded, regions halved.
     void need_region(int k, Rect need);
     void upload_rows(Span rows);
+    struct Twin {
+        std::size_t request = 0, twin = 0;  // indices in with_twins_
+    };
+    void search_all(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
+                    StageTimes* times);
     void prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins);
     void correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
@@ -265,6 +291,10 @@ private:
     std::unordered_map<std::uint64_t, Single> singles_;
 
     // Reused per search.
+    std::vector<Twin> twins_;
+    std::vector<SearchRequest> with_twins_;
+    std::vector<GradientItem> gradient_items_;
+    std::vector<BlendItem> blend_items_;
     std::vector<SampleItem> sample_items_;
     std::vector<PeakItem> peak_items_;
     std::vector<Size> sample_margins_;
@@ -370,8 +400,8 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
     return *s.corr;
 }
 
-void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
-                       StageTimes* times) {
+void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
+                           StageTimes* times) {
     mark(1);
     Pass& ps = passes_[pass];
     std::vector<Item>& items = ps.items;
@@ -418,6 +448,16 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
         sample_items_[k].dst_offset = static_cast<std::size_t>(items[k].row) * atlas_pitch;
         sample_items_[k].dst_pitch = atlas_pitch;
     }
+    gradient_items_.clear();
+    blend_items_.clear();
+    for (const Twin& t : twins_) {
+        const std::size_t a = ps.slot_of_request[t.request], b = ps.slot_of_request[t.twin];
+        const SearchRequest& r = requests[t.request];
+        gradient_items_.push_back({sample_items_[a].dst_offset, sample_items_[b].dst_offset, atlas_pitch,
+                                   r.patch.width, r.patch.height});
+        blend_items_.push_back({items[a].map_offset, items[b].map_offset,
+                                static_cast<std::size_t>(items[a].out.area()), r.gradient_weight});
+    }
     std::uint8_t* atlas = atlas_.ensure(atlas_pitch * rows);
     float* maps = ps.maps.ensure(floats);
     ps.floats = floats;
@@ -429,10 +469,12 @@ void GpuSearch::search(int pass, const std::vector<SearchRequest>& requests, std
     CORRTRACK_CUDA(cudaEventRecord(begin_, stream_));
     prepare_levels(sample_items_, sample_margins_);
     launch_sample_patches(levels_, sample_items_, atlas, stream_);
+    launch_gradient_patches(atlas, gradient_items_, stream_);
     CORRTRACK_CUDA(cudaEventRecord(sampled_, stream_));
     const auto t_corr = std::chrono::steady_clock::now();
     correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
     prof_[8] += ms_since(t_corr);
+    launch_blend_maps(maps, blend_items_, stream_);
     CORRTRACK_CUDA(cudaEventRecord(correlated_, stream_));
     launch_ranked_peaks(maps, peak_items_, peaks, stream_);
     if (copy_peaks_)

@@ -27,6 +27,9 @@ struct TemplateRef {
     ImageView gradient;  // its gradient channel (gradient.h), same size; empty when off
 };
 
+// Backends cache a template's gradient channel under its key with this bit set.
+constexpr std::uint64_t kGradientKey = std::uint64_t{1} << 63;
+
 // Sample the patch whose pixel (u, v) covers the frame rectangle [ox + u*scale, ...) and
 // correlate `templ` over all of it; rank the peak with a motion penalty (NCC `penalty` at the
 // patch's edge, growing with the square of the distance from its centre; 0: none).
