@@ -22,7 +22,7 @@ struct TrackerOptions {
     UpdatePolicy update = UpdatePolicy::kBlend;
     double blend_rate = 0.08;       // weight of the new appearance in a blend update
     int keyframe_interval = 25;     // frames between keyframe updates and memory snapshots
-    double update_min_score = 0.8;  // update the template only when this sure
+    double update_min_score = 0.7;  // update the template only when this sure
     double update_min_psr = 3.0;    // ... and when the peak stands out this much (PSR)
     double lost_score = 0.3;        // below this the target counts as lost
     double lost_psr = 2.0;          // ... or below this peak-to-sidelobe ratio
