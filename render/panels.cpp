@@ -179,6 +179,7 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
     row_label("Scales", lw);
     ImGui::SliderInt("##scales", &o.scales, 1, 7, "%d", ImGuiSliderFlags_AlwaysClamp);
     if (o.scales > 1) slider("Scale step", &o.scale_step, 1.0, 1.2, "%.3f");
+    slider("Gradient", &o.gradient, 0.0, 1.0, "%.2f of each match");
     row_label("Max template", lw);
     ImGui::SliderInt("##maxt", &o.max_template_side, 8, 128, "%d px", ImGuiSliderFlags_AlwaysClamp);
     if (ImGui::Button("Apply to current targets")) a.apply_tracker = true;

@@ -120,9 +120,6 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--scale-anchor", o.scale_anchor, "share of the first template in the scale pick")
         ->check(finite_range(0.0, 1.0))
         ->capture_default_str();
-    cmd.add_option("--scale-min-score", o.scale_min_score, "the scale follows only matches of this NCC")
-        ->check(finite_range(-1.0, 1.0))
-        ->capture_default_str();
     cmd.add_option("--gradient", o.gradient, "weight of the gradient channel in each match (0: grey only)")
         ->check(finite_range(0.0, 1.0))
         ->capture_default_str();

@@ -58,7 +58,6 @@ std::string validate(const TrackerOptions& o) {
         check("scale rate", o.scale_rate, 0.0, 1.0),
         check("anchor", o.anchor, 0.0, 1.0),
         check("scale anchor", o.scale_anchor, 0.0, 1.0),
-        check("scale min score", o.scale_min_score, -1.0, 1.0),
         check("motion penalty", o.motion_penalty, 0.0, 10.0),
         check("velocity gain", o.velocity_gain, 0.0, 1.0),
         check("memory", o.memory, 0, 16),

@@ -36,7 +36,6 @@ struct TrackerOptions {
                                     // it is matched at every scale too, and the scale
                                     // follows the blend of both (learnt background cannot
                                     // drag the scale away)
-    double scale_min_score = -1.0;  // the scale follows only matches of at least this NCC
     bool scale_fit = true;          // sub-step scale estimate (parabola over neighbouring steps)
     double anchor = 0.2;            // weight of the first frame's appearance kept in the
                                     // working template, against drift from blend updates

@@ -318,8 +318,7 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
                 e += parabolic_offset(step_ranked_[k - 1], step_ranked_[k], step_ranked_[k + 1]);
             pick = scale_ * std::pow(o.scale_step, e);
         }
-        // A weak match's scale pick is mostly noise, and noise summed over frames is drift.
-        if (best_.score >= o.scale_min_score) scale_ *= 1.0 + o.scale_rate * (pick / scale_ - 1.0);
+        scale_ *= 1.0 + o.scale_rate * (pick / scale_ - 1.0);
         lost_ = false;
         has_lead_ = false;
         lead_count_ = 0;

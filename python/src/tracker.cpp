@@ -64,6 +64,8 @@ const std::map<std::string, OptionField>& option_fields() {
         {"scale_fit", field(&TrackerOptions::scale_fit)},
         {"velocity_gain", field(&TrackerOptions::velocity_gain)},
         {"memory", field(&TrackerOptions::memory)},
+        {"gradient", field(&TrackerOptions::gradient)},
+        {"scale_anchor", field(&TrackerOptions::scale_anchor)},
         {"redetect_budget", field(&TrackerOptions::redetect_budget)},
         {"redetect_confirm", field(&TrackerOptions::redetect_confirm)},
         {"redetect_margin", field(&TrackerOptions::redetect_margin)},
