@@ -20,7 +20,6 @@ const std::vector<KernelEntry>& kernel_registry() {
         e.push_back({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED, a peer", cpu_opencv_available, make_cpu_opencv});
 #endif
         // CUDA kernels (kernels/cuda/): each line lands with its kernel, sweep row and bench row.
-        // CUDA_REGISTRY_BEGIN
         e.push_back({"cuda_tex", Device::kCuda, "one thread per position, texture reads (Handbook corrTexTex)", cuda_kernels_available, make_cuda_tex});
         e.push_back({"cuda_shared", Device::kCuda, "shared-memory tile + overfetch, 4-byte loads (Handbook corrShared)", cuda_kernels_available, make_cuda_shared});
         e.push_back({"cuda_shared_u4", Device::kCuda, "shared-memory tile + overfetch, 16-byte uint4 loads", cuda_kernels_available, make_cuda_shared_u4});
@@ -34,7 +33,6 @@ const std::vector<KernelEntry>& kernel_registry() {
         e.push_back({"cuda_mma", Device::kCuda, "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images", cuda_mma_available, make_cuda_mma});
         e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images", cuda_kernels_available, make_cuda_fft});
         e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest", cuda_kernels_available, make_auto});
-        // CUDA_REGISTRY_END
         return e;
     }();
     return entries;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 
+#include "app/util/stats.h"
 #include "corrtrack/peak.h"
 
 namespace corrtrack {
@@ -12,12 +13,7 @@ namespace {
 
 constexpr int kMaxAbTemplate = 128;
 
-double median_of(const std::deque<double>& d) {
-    if (d.empty()) return 0;
-    std::vector<double> v(d.begin(), d.end());
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-}
+double median_of(const std::deque<double>& d) { return median(std::vector<double>(d.begin(), d.end())); }
 
 Rect round_clip(const BoxF& b, Size frame) {
     const int x0 = std::max(0, static_cast<int>(std::lround(b.x)));
@@ -62,7 +58,7 @@ bool AbCompare::run(ImageView frame, const BoxF& search, const BoxF& box, std::s
             matcher_[i].set_template(templ);
             const auto t0 = std::chrono::steady_clock::now();
             const MapView m = matcher_[i].match(patch, nullptr);  // synchronous: waits for the map
-            ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            ms[i] = ms_since(t0);
             map_size_ = m.size();
             maps_[i].resize(static_cast<std::size_t>(m.width) * m.height);
             for (int y = 0; y < m.height; ++y) std::copy_n(m.row(y), m.width, &maps_[i][static_cast<std::size_t>(y) * m.width]);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "corrtrack/correlator.h"
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 #include "render/yuv_rgb.h"
 
 namespace corrtrack {
@@ -47,7 +47,7 @@ public:
 
     bool upload_nv12(const Nv12Planes& p, Stream stream_handle) override {
         if (p.width <= 0 || p.height <= 0 || !p.y) return false;
-        const cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
+        const cudaStream_t stream = as_cuda(stream_handle);
         const YuvToRgb k = yuv_to_rgb_coefficients(p.matrix, p.full_range);
         if (interop_ && Size{p.width, p.height} != tex_.size() && !resize({p.width, p.height})) interop_ = false;
         if (!interop_) return upload_through_host(p, k, stream);

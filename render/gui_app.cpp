@@ -22,6 +22,7 @@
 #include "app/io/result_writers.h"
 #include "app/io/video_writer.h"
 #include "app/pipeline/frame_session.h"
+#include "app/util/stats.h"
 #include "render/ab_compare.h"
 #include "render/frame_sink.h"
 #include "render/frame_sink_cuda.h"
@@ -36,8 +37,6 @@ namespace corrtrack {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 nlohmann::json box_json(const BoxF& b) {
     auto r = [](double v) { return std::round(v * 1000) / 1000; };

@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "corrtrack/correlator.h"
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
 namespace {
@@ -104,7 +104,7 @@ public:
             cpu_->upload(map, style, stream_handle);
             return;
         }
-        const cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
+        const cudaStream_t stream = as_cuda(stream_handle);
         if (map.size() != tex_.size() && !resize(map.size())) {
             if (map.space == MemorySpace::kHost) cpu_->upload(map, style, stream_handle);
             return;

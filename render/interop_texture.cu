@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 #include "render/gl_texture.h"
 
 namespace corrtrack {
@@ -43,8 +43,8 @@ bool InteropTexture::resize(Size size, int gl_filter, const char* fallback) {
     return true;
 }
 
-cudaSurfaceObject_t InteropTexture::map(cudaStream_t stream) {
-    CORRTRACK_CUDA(cudaGraphicsMapResources(1, &resource_, stream));
+cudaSurfaceObject_t InteropTexture::map(Stream stream) {
+    CORRTRACK_CUDA(cudaGraphicsMapResources(1, &resource_, as_cuda(stream)));
     cudaArray_t array = nullptr;
     CORRTRACK_CUDA(cudaGraphicsSubResourceGetMappedArray(&array, resource_, 0, 0));
     // Made once per registration; CUDA documents that the array may change between maps, so a
@@ -60,6 +60,6 @@ cudaSurfaceObject_t InteropTexture::map(cudaStream_t stream) {
     return surface_;
 }
 
-void InteropTexture::unmap(cudaStream_t stream) { CORRTRACK_CUDA(cudaGraphicsUnmapResources(1, &resource_, stream)); }
+void InteropTexture::unmap(Stream stream) { CORRTRACK_CUDA(cudaGraphicsUnmapResources(1, &resource_, as_cuda(stream))); }
 
 }  // namespace corrtrack

@@ -24,8 +24,8 @@ public:
     // refuses the GL context (GL in software or on another GPU).
     bool resize(Size size, int gl_filter, const char* fallback);
     // Maps the texture on `stream`; the surface is valid until unmap(stream).
-    cudaSurfaceObject_t map(cudaStream_t stream);
-    void unmap(cudaStream_t stream);
+    cudaSurfaceObject_t map(Stream stream);
+    void unmap(Stream stream);
 
     unsigned texture() const { return texture_; }
     Size size() const { return size_; }

@@ -208,7 +208,7 @@ for f in "$build/app/corrtrack" "$build"/tests/test_*; do
   [ -f "$f" ] && [ ! -x "$f" ] && head -c 4 "$f" | grep -q 'ELF' && chmod u+x "$f"
 done
 
-# Tests and the CLI may carry the build machine's absolute source path (CORRTRACK_SOURCE_DIR);
+# Tests may carry the build machine's absolute source path (CORRTRACK_SOURCE_DIR);
 # where that path is free on this host, point it at this copy of the repository.
 baked="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)"
 if [ "${LINK_SOURCE_DIR:-1}" != 0 ] && [ -n "$baked" ] && [ "$baked" != "$repo" ] && [ ! -e "$baked" ]; then

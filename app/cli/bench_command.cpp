@@ -38,7 +38,7 @@
 #include "app/eval/plot.h"
 #include "app/io/output_file.h"
 #include "corrtrack/correlator.h"
-#include "kernels/cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
 namespace {
@@ -500,7 +500,7 @@ private:
 double cpu_time_ms(const std::function<void()>& work) {
     const auto t0 = std::chrono::steady_clock::now();
     work();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return ms_since(t0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -867,10 +867,7 @@ private:
             count = std::clamp(static_cast<int>(fit), std::min(o_.runs, kMinCpuRuns), o_.runs);
         }
         while (static_cast<int>(runs->size()) < count) runs->push_back(once());
-        std::vector<double> sorted = *runs;
-        std::sort(sorted.begin(), sorted.end());
-        const std::size_t n = sorted.size();
-        *median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+        *median = corrtrack::median(*runs);
         return true;
     }
 

@@ -1,4 +1,5 @@
-// Pieces shared by the CLI commands: tracker flags, box parsing, stage-time summaries.
+// Pieces shared by the CLI commands: tracker flags, option checks, stage-time summaries (box
+// parsing: app/io/box_file.h; statistics: app/util/stats.h, both included here).
 // Thread rules: main thread only.
 #pragma once
 
@@ -7,7 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/io/box_file.h"  // parse_box, read_box_file, ... (the commands' boxes)
 #include "app/track/tracker.h"
+#include "app/util/stats.h"    // median, percentile
 
 namespace corrtrack {
 
@@ -25,23 +28,6 @@ CLI::Validator frame_count();
 // Bounds shared by every command that reads media.
 constexpr double kMaxReadTimeoutS = 86400;  // a day: "wait for ever" in practice
 constexpr long kMaxFrames = 1L << 40;
-
-// "x,y,w,h" (commas, spaces or tabs). False + *error when malformed.
-bool parse_box(const std::string& text, BoxF* box, std::string* error);
-
-// "<input minus extension>.box" next to the input when that file exists (how the bundled
-// sample carries its default target), else "".
-std::string default_box_file(const std::string& input);
-// One x,y,w,h per line, '#' starts a comment. False + *error when unreadable, malformed or empty.
-// At most kMaxBoxFileBytes are read (a box file is small; /dev/zero is not one).
-constexpr std::size_t kMaxBoxFileBytes = 1 << 20;
-bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::string* error);
-// The same from text already read; `name` names it in messages.
-bool parse_box_text(const std::string& text, const std::string& name, std::vector<BoxF>* boxes, std::string* error);
-
-// Median and 95th percentile of a sample (0 when empty).
-double median(std::vector<double> v);
-double percentile(std::vector<double> v, double p);
 
 // Per-stage samples for the end-of-run summary.
 struct StageSamples {

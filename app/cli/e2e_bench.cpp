@@ -107,13 +107,9 @@ nlohmann::json stage_json(const StageSamples& s) {
 int run_e2e_bench(const E2eOptions& o) {
     std::vector<BoxF> boxes;
     std::string error;
-    for (const std::string& s : o.boxes) {
-        BoxF b;
-        if (!parse_box(s, &b, &error)) {
-            std::fprintf(stderr, "corrtrack bench --e2e: %s\n", error.c_str());
-            return kExitUsage;
-        }
-        boxes.push_back(b);
+    if (!parse_boxes(o.boxes, &boxes, &error)) {
+        std::fprintf(stderr, "corrtrack bench --e2e: %s\n", error.c_str());
+        return kExitUsage;
     }
     const std::string kernel = resolve_kernel_name(o.kernel);
     if (std::string why; !make_correlator(kernel, &why)) {

@@ -5,6 +5,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/util/assets.h"
 #include "render/gui_app.h"
 
 namespace corrtrack {
@@ -21,23 +22,21 @@ struct GuiArgs {
     GuiOptions gui;
 };
 
-std::string bundled_sample() { return std::string(CORRTRACK_SOURCE_DIR) + "/assets/sample.mp4"; }
-
 // Boxes as `corrtrack track` takes them: --box, else --box-file, else INPUT's .box neighbour.
 bool collect_boxes(const GuiArgs& a, std::vector<BoxF>* boxes, std::string* error) {
-    for (const std::string& s : a.boxes) {
-        BoxF b;
-        if (!parse_box(s, &b, error)) return false;
-        boxes->push_back(b);
-    }
-    std::string file = a.box_file;
-    if (file.empty() && boxes->empty()) file = default_box_file(a.gui.input);
+    if (!parse_boxes(a.boxes, boxes, error)) return false;
+    const std::string file = box_file_to_read(a.box_file, a.gui.input, !boxes->empty());
     return file.empty() || read_box_file(file, boxes, error);
 }
 
 int run_gui_command(GuiArgs& a) {
     GuiOptions& g = a.gui;
-    g.input = a.input.empty() ? bundled_sample() : a.input;
+    g.input = a.input.empty() ? find_asset("sample.mp4") : a.input;
+    if (g.input.empty()) {
+        std::fprintf(stderr, "corrtrack gui: no INPUT given, and the bundled sample.mp4 is in none of %s\n",
+                     asset_search_path().c_str());
+        return kExitInput;
+    }
     std::string error;
     if (!collect_boxes(a, &g.boxes, &error)) {
         std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());

@@ -10,6 +10,7 @@
 
 #include "app/io/output_file.h"
 #include "app/pipeline/frame_ring.h"
+#include "app/util/stats.h"
 #include "app/track/tracker.h"
 
 namespace corrtrack {
@@ -223,7 +224,7 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
             } else {
                 const auto t0 = std::chrono::steady_clock::now();
                 const TrackResult r = trackers[k]->update(f->luma_view());
-                run.track_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                run.track_ms += ms_since(t0);
                 run.boxes.push_back(r.box);
                 run.lost.push_back(r.lost);
             }

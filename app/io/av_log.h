@@ -25,7 +25,7 @@ std::string log_detail(const std::string& already_said);
 std::string code_location(const char* file, int line);
 
 // "'name': call failed: reason (detail) (file.cpp:line)": a libav call failed in a way the
-// user cannot cause (architecture rule 4).
+// user cannot cause, so the message names the call and where it is.
 std::string av_call_error(const std::string& name, int ret, const char* call, const char* file,
                           int line);
 

@@ -64,7 +64,7 @@ private:
     bool live_ = false;
     std::string name_, what_;
     DecodeMode mode_ = DecodeMode::kSoftware;
-    void* cuda_stream_ = nullptr;
+    Stream cuda_stream_ = nullptr;
     long long max_pixels_ = 0;
     int held_frames_ = 0;
     const long* delivered_ = nullptr;

@@ -17,6 +17,7 @@
 #include "app/io/frame_convert.h"
 #include "app/io/input_path.h"
 #include "app/io/libav_handles.h"
+#include "app/util/stats.h"
 
 #include <chrono>
 #include <optional>
@@ -26,10 +27,6 @@ namespace corrtrack {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 class LibavSource final : public FrameSource {
 public:

@@ -45,7 +45,7 @@ struct SourceOptions {
     // must wait for cuda_stream first. The consumer must queue its last read of a device
     // plane before it drops the Frame's owner (that unmaps the surface for reuse).
     DecodeMode decode = DecodeMode::kSoftware;
-    void* cuda_stream = nullptr;  // cudaStream_t of the consumer; null: the legacy default
+    Stream cuda_stream = nullptr;  // the consumer's stream; null: the legacy default
     bool want_host_luma = true;   // NVDEC: also copy the Y plane to Frame::luma (this waits
                                   // for cuda_stream); false leaves Frame::luma empty.
                                   // Software frames always carry host luma

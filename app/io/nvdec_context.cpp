@@ -61,7 +61,7 @@ bool driver_function(const char* name, Fn* fn) {
 // not linked) and handed to FFmpeg as a user context, which FFmpeg uses without changing or
 // releasing it. nvdec.c reads AVCUDADeviceContext::stream when it creates the decoder
 // (nvdec_decoder_create), so the stream is set before av_hwdevice_ctx_init.
-AVBufferRef* open_cuda_device(void* stream, std::string* why) {
+AVBufferRef* open_cuda_device(Stream stream, std::string* why) {
 #if CORRTRACK_HAVE_AV_CUDA
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);

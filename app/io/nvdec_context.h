@@ -6,15 +6,17 @@
 
 #include <string>
 
+#include "corrtrack/image.h"
+
 extern "C" {
 #include <libavutil/buffer.h>
 }
 
 namespace corrtrack {
 
-// stream: the consumer's cudaStream_t (null: the legacy default stream on the current device).
+// stream: the consumer's stream (null: the legacy default stream on the current device).
 // nullptr with *why (for the user) when there is no usable CUDA device or driver, or when this
 // build's libavutil has no CUDA device context.
-AVBufferRef* open_cuda_device(void* stream, std::string* why);
+AVBufferRef* open_cuda_device(Stream stream, std::string* why);
 
 }  // namespace corrtrack

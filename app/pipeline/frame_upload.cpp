@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
 
@@ -28,20 +28,20 @@ FrameUploader::FrameUploader(int depth) : slots_(static_cast<std::size_t>(std::m
 }
 
 FrameUploader::~FrameUploader() {
-    cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+    cudaStreamSynchronize(as_cuda(stream_));
     for (Slot& slot : slots_) {
         cudaEventSynchronize(slot.consumed);
         cudaFree(slot.data);
         for (cudaEvent_t e : {slot.start, slot.copied, slot.consumed}) cudaEventDestroy(e);
     }
-    cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+    cudaStreamDestroy(as_cuda(stream_));
 }
 
 int FrameUploader::upload(const Frame& frame) {
     const int index = next_;
     next_ = (next_ + 1) % static_cast<int>(slots_.size());
     Slot& slot = slots_[static_cast<std::size_t>(index)];
-    const cudaStream_t s = static_cast<cudaStream_t>(stream_);
+    const cudaStream_t s = as_cuda(stream_);
     // The copy stream must not overwrite a device frame a consumer still reads: it waits for
     // the consumer's mark on the device, never on the host.
     // (An event never recorded makes this a no-op.)
@@ -69,13 +69,13 @@ bool FrameUploader::copied(int slot) const {
 
 ImageView FrameUploader::device_view(int index, Stream consumer) {
     Slot& slot = slots_.at(static_cast<std::size_t>(index));
-    const cudaStream_t c = static_cast<cudaStream_t>(consumer);
+    const cudaStream_t c = as_cuda(consumer);
     CORRTRACK_CUDA(cudaStreamWaitEvent(c, slot.copied, 0));
     return {slot.data, slot.size.width, slot.size.height, slot.pitch, MemorySpace::kDevice};
 }
 
 void FrameUploader::done(int index, Stream consumer) {
-    CORRTRACK_CUDA(cudaEventRecord(slots_.at(static_cast<std::size_t>(index)).consumed, static_cast<cudaStream_t>(consumer)));
+    CORRTRACK_CUDA(cudaEventRecord(slots_.at(static_cast<std::size_t>(index)).consumed, as_cuda(consumer)));
 }
 
 double FrameUploader::copy_ms(int index) const {

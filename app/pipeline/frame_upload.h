@@ -24,7 +24,7 @@ public:
     int upload(const Frame& frame);
     // True once the copy into `slot` has finished (the host slot may be recycled).
     bool copied(int slot) const;
-    // The device frame in `slot`; `consumer` (a cudaStream_t) waits for its copy on the
+    // The device frame in `slot`; `consumer` waits for its copy on the
     // device, not the host.
     ImageView device_view(int slot, Stream consumer);
     // Call after queuing the consumer's last work on the slot's frame: the copy into this
@@ -37,7 +37,7 @@ private:
     struct Slot;
     std::vector<Slot> slots_;
     int next_ = 0;
-    void* stream_ = nullptr;
+    Stream stream_ = nullptr;  // the copy stream
 };
 
 }  // namespace corrtrack

@@ -5,54 +5,30 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "cuda/cuda_check.cuh"
+#include "app/util/stats.h"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
-
 // Device-side state for CUDA kernels: one stream, events around the stages, device copies of
 // the patch and the map, and a pinned host map. Buffers grow only when a shape needs more.
 struct Matcher::Gpu {
-    cudaStream_t stream = nullptr;
-    cudaEvent_t start = nullptr, uploaded = nullptr, correlated = nullptr, downloaded = nullptr;
+    CudaStream stream;
+    CudaEvent start, uploaded, correlated, downloaded;
     std::uint8_t* d_patch = nullptr;
     std::size_t patch_pitch = 0;
     Size patch_capacity;
-    float* d_map = nullptr;
-    float* h_map = nullptr;
-    std::size_t map_capacity = 0;
+    DeviceBuffer<float> d_map;
+    PinnedBuffer<float> h_map;
 
-    Gpu() {
-        CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        for (cudaEvent_t* e : {&start, &uploaded, &correlated, &downloaded})
-            CORRTRACK_CUDA(cudaEventCreate(e));
-    }
-    ~Gpu() {
-        cudaFree(d_patch);
-        cudaFree(d_map);
-        cudaFreeHost(h_map);
-        for (cudaEvent_t e : {start, uploaded, correlated, downloaded}) cudaEventDestroy(e);
-        cudaStreamDestroy(stream);
-    }
+    ~Gpu() { cudaFree(d_patch); }
     void ensure(Size patch, std::size_t map_floats) {
         if (patch.width > patch_capacity.width || patch.height > patch_capacity.height) {
             cudaFree(d_patch);
             patch_capacity = {std::max(patch.width, patch_capacity.width), std::max(patch.height, patch_capacity.height)};
             CORRTRACK_CUDA(cudaMallocPitch(&d_patch, &patch_pitch, patch_capacity.width, patch_capacity.height));
         }
-        if (map_floats > map_capacity) {
-            cudaFree(d_map);
-            cudaFreeHost(h_map);
-            CORRTRACK_CUDA(cudaMalloc(&d_map, map_floats * sizeof(float)));
-            CORRTRACK_CUDA(cudaHostAlloc(&h_map, map_floats * sizeof(float), cudaHostAllocDefault));
-            map_capacity = map_floats;
-        }
+        d_map.ensure(map_floats);
+        h_map.ensure(map_floats);
     }
 };
 
@@ -78,7 +54,7 @@ std::string Matcher::kernel_summary() const { return kernel_ ? kernel_->info().s
 
 void Matcher::set_template(ImageView templ) {
     templ_size_ = templ.size();
-    kernel_->set_template(templ, on_gpu_ ? gpu_->stream : nullptr);
+    kernel_->set_template(templ, on_gpu_ ? gpu_->stream.get() : nullptr);
 }
 
 MapView Matcher::match(ImageView search, StageTimes* times) {
@@ -98,24 +74,26 @@ MapView Matcher::match(ImageView search, StageTimes* times) {
     }
     Gpu& g = *gpu_;
     g.ensure(search.size(), floats);
-    CORRTRACK_CUDA(cudaEventRecord(g.start, g.stream));
+    g.start.record(g.stream.get());
     CORRTRACK_CUDA(cudaMemcpy2DAsync(g.d_patch, g.patch_pitch, search.data, search.pitch, search.width, search.height,
-                            cudaMemcpyHostToDevice, g.stream));
-    CORRTRACK_CUDA(cudaEventRecord(g.uploaded, g.stream));
+                            cudaMemcpyHostToDevice, g.stream.cuda()));
+    g.uploaded.record(g.stream.get());
     const ImageView dev{g.d_patch, search.width, search.height, g.patch_pitch, MemorySpace::kDevice};
-    kernel_->run(dev, p, {g.d_map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, g.stream);
-    CORRTRACK_CUDA(cudaEventRecord(g.correlated, g.stream));
-    CORRTRACK_CUDA(cudaMemcpyAsync(g.h_map, g.d_map, floats * sizeof(float), cudaMemcpyDeviceToHost, g.stream));
-    CORRTRACK_CUDA(cudaEventRecord(g.downloaded, g.stream));
-    CORRTRACK_CUDA(cudaEventSynchronize(g.downloaded));
+    kernel_->run(dev, p, {g.d_map.get(), o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                 g.stream.get());
+    g.correlated.record(g.stream.get());
+    CORRTRACK_CUDA(cudaMemcpyAsync(g.h_map.get(), g.d_map.get(), floats * sizeof(float), cudaMemcpyDeviceToHost,
+                                   g.stream.cuda()));
+    g.downloaded.record(g.stream.get());
+    g.downloaded.synchronize();
     float upload = 0, correlate = 0;
-    cudaEventElapsedTime(&upload, g.start, g.uploaded);
-    cudaEventElapsedTime(&correlate, g.uploaded, g.correlated);
+    cudaEventElapsedTime(&upload, g.start.get(), g.uploaded.get());
+    cudaEventElapsedTime(&correlate, g.uploaded.get(), g.correlated.get());
     if (times) {
         times->upload_ms += upload;
         times->correlate_ms += correlate;
     }
-    return {g.h_map, o.width, o.height, static_cast<std::size_t>(o.width)};
+    return {g.h_map.get(), o.width, o.height, static_cast<std::size_t>(o.width)};
 }
 
 }  // namespace corrtrack

@@ -1,6 +1,6 @@
-// Shared pieces of the CUDA kernels: device buffers that grow once per shape, the template
-// upload (host copy for the exact statistics, pinned staging, async copy on the caller's
-// stream) and the common Correlator plumbing.
+// Shared pieces of the CUDA kernels (device buffers, checks, streams: corrtrack/cuda_util.h):
+// the template upload (host copy for the exact statistics, pinned staging, async copy on the
+// caller's stream) and the common Correlator plumbing.
 // Thread rules: owned by one Correlator, used from the thread that drives it; every copy and
 // launch goes on the stream the caller passes; nothing here synchronizes the device except
 // TemplateUpload, which waits (rarely) for its own previous staging copy to finish.
@@ -15,35 +15,9 @@
 
 #include "corrtrack/correlator.h"
 #include "corrtrack/ncc_math.h"
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
-
-inline cudaStream_t as_cuda(Stream s) { return static_cast<cudaStream_t>(s); }
-
-// Device memory that only reallocates when it must grow (never per frame at a fixed shape).
-template <typename T>
-class DeviceBuffer {
-public:
-    DeviceBuffer() = default;
-    ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    T* ensure(std::size_t count) {
-        if (count > capacity_) {
-            if (ptr_) CORRTRACK_CUDA(cudaFree(ptr_));
-            CORRTRACK_CUDA(cudaMalloc(&ptr_, count * sizeof(T)));
-            capacity_ = count;
-        }
-        return ptr_;
-    }
-    T* get() const { return ptr_; }
-    std::size_t capacity() const { return capacity_; }
-
-private:
-    T* ptr_ = nullptr;
-    std::size_t capacity_ = 0;
-};
 
 // Exact template sums, as the kernels need them (per template when several are stacked).
 struct DeviceTemplateStats {

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "corrtrack/correlator.h"
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 #include "cuda/cuda_kernels.h"
 
 namespace corrtrack {

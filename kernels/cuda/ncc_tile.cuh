@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "corrtrack/correlator.h"
+#include "corrtrack/cuda_util.h"
 #include "cuda/common.cuh"
-#include "cuda/cuda_check.cuh"
 #include "cuda/cuda_kernels.h"
 
 namespace corrtrack {

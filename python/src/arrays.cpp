@@ -2,7 +2,7 @@
 
 #include <cuda_runtime.h>
 
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack::py {
 namespace {

@@ -20,7 +20,7 @@
 #include "corrtrack/correlator.h"
 #include "corrtrack/cuda_peak.h"
 #include "corrtrack/peak.h"
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack::py {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "arrays.h"
 #include "bindings.h"
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack::py {
 namespace {

@@ -17,7 +17,7 @@
 #include "app/pipeline/frame_ring.h"
 #include "arrays.h"
 #include "bindings.h"
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack::py {
 namespace {
