@@ -1,12 +1,10 @@
 # ctest private_headers: nothing outside kernels/ includes the kernel library's private headers
 # (kernels/cpu/*, kernels/cuda/*); the public ones are kernels/include/corrtrack/*. The white-box
-# tests of the library's internals, and for now the GPU search backend's two sources, are the
-# named exceptions (their targets or sources carry the private include path).
+# tests of the library's internals are the named exceptions (their target carries the private
+# include path).
 # Run: cmake -DSOURCE_DIR=<repo> -P tests/check_private_headers.cmake
 cmake_minimum_required(VERSION 3.20)
 set(allowed
-  app/track/gpu_search.cpp      # until converted to corrtrack/cuda_util.h (issue 12)
-  app/track/device_search.cu    # likewise
   tests/test_cpu_kernels.cpp    # white-box: cpu/integral.h, cpu/cpu_kernels.h
   tests/test_cuda_integral.cpp  # white-box: cuda/integral.cuh
   tests/test_safe_io.cpp)       # white-box: FftNumerator, AutoSelect

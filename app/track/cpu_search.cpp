@@ -10,13 +10,10 @@
 #include "app/track/gradient.h"
 #include "app/track/pyramid.h"
 #include "app/track/resample.h"
+#include "app/util/stats.h"
 
 namespace corrtrack {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 class CpuSearch final : public SearchBackend {
 public:

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "cuda/cuda_check.cuh"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
 namespace {

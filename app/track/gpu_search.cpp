@@ -18,14 +18,11 @@
 #include <unordered_map>
 
 #include "app/track/backends.h"
-#include "cuda/common.cuh"
+#include "app/util/stats.h"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Pinned host memory that only grows (copies from the device land here asynchronously). Mapped
 // (cudaHostAllocMapped), kernels write it directly through `device`: no copy call, no copy
