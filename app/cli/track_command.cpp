@@ -434,7 +434,8 @@ int run_track(const TrackArgs& a, bool dry_run) {
                         InterruptGuard::signal_name(), last_index);
         if (frames > 0)
             for (const auto& [flag, path] : {std::pair{"csv", a.csv}, {"json", a.json}, {"video", a.video}, {"otb", a.otb}})
-                if (!path.empty()) std::printf("wrote %-5s %s\n", flag, path.c_str());
+                if (!path.empty() && (path != a.video || out.video_ok))  // a failed video was said
+                    std::printf("wrote %-5s %s\n", flag, path.c_str());
     }
     return exit_code;
 }
