@@ -43,18 +43,7 @@ nlohmann::json box_json(const BoxF& b) {
     return {r(b.x), r(b.y), r(b.width), r(b.height)};
 }
 
-std::vector<std::string> scan_cameras() {
-    std::vector<std::string> found;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.rfind("video", 0) == 0) found.push_back(e.path().string());
-    }
-    std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
-        return a.size() != b.size() ? a.size() < b.size() : a < b;  // video2 before video10
-    });
-    return found;
-}
+std::vector<std::string> scan_cameras() { return camera_paths(); }
 
 // The input's default boxes (see default_box_file); none when there is no readable file.
 std::vector<BoxF> default_boxes(const std::string& input) {
@@ -95,6 +84,8 @@ public:
         model_.heat.colormap = o.colormap;
         model_.path_edit = o.input;
         model_.cameras = scan_cameras();
+        list_camera_modes();
+        camera_request_ = o.camera;
         model_.gpu = cuda_available() ? cuda_device_description() : "none, CPU path";
         // One tracker for every target, made before any input: its stream is the one NVDEC
         // decodes on and the interop sinks map on, for as long as the app runs (set_kernel and
@@ -120,6 +111,8 @@ private:
     // Input and frames
     std::unique_ptr<FrameSession> start_session(const std::string& input, std::string* error);
     bool open_input(const std::string& input, const std::vector<BoxF>& start_boxes, std::string* error);
+    void list_camera_modes();
+    void open_camera();
     bool read_frame();
     void track_frame();
     void step_once();
@@ -223,6 +216,7 @@ private:
     bool message_error_ = false;
     double message_time_ = -1;
     nlohmann::json last_layout_;
+    CameraRequest camera_request_;  // the mode a camera input opens in (the panel's or --camera-*)
 };
 
 // ---- input and frames ----
@@ -237,6 +231,11 @@ std::unique_ptr<FrameSession> GuiApp::start_session(const std::string& input, st
     SessionOptions so;
     so.source.input = input;
     so.source.read_timeout_s = opt_.read_timeout_s;
+    if (input.rfind("/dev/video", 0) == 0) {
+        so.source.camera_size = camera_request_.size;
+        so.source.camera_fps = camera_request_.fps;
+        so.source.camera_format = camera_request_.format;
+    }
     so.decode = opt_.decode;
     so.want_rgb = true;  // the frame sink's texture upload path
     so.rgb_consumer_takes_device = frame_sink_->takes_device_frames();
@@ -445,6 +444,27 @@ void GuiApp::open_from_ui(const std::string& input) {
     }
     model_.paused = false;
     message("opened " + model_.description, false);
+}
+
+// The chosen camera's modes for the Mode combo (a few ioctls; only on a scan or a new choice).
+void GuiApp::list_camera_modes() {
+    model_.camera_modes.clear();
+    model_.camera_modes_error.clear();
+    model_.camera_mode_choice = 0;
+    if (model_.cameras.empty()) return;
+    model_.camera_choice = std::clamp(model_.camera_choice, 0, static_cast<int>(model_.cameras.size()) - 1);
+    CameraDevice d = enumerate_camera(model_.cameras[static_cast<std::size_t>(model_.camera_choice)]);
+    model_.camera_modes = std::move(d.modes);
+    model_.camera_modes_error = d.error;
+}
+
+// Opens the chosen camera in the chosen mode; "default mode" keeps --camera-* (or none).
+void GuiApp::open_camera() {
+    const int k = model_.camera_mode_choice;
+    camera_request_ = k > 0 && k <= static_cast<int>(model_.camera_modes.size())
+                          ? request_for(model_.camera_modes[static_cast<std::size_t>(k - 1)])
+                          : opt_.camera;
+    open_from_ui(model_.cameras[static_cast<std::size_t>(model_.camera_choice)]);
 }
 
 // ---- targets ----
@@ -967,9 +987,13 @@ void GuiApp::render(const std::string& capture_png, bool* capture_ok) {
 }
 
 void GuiApp::apply(const GuiActions& a) {
-    if (a.open_path) open_from_ui(model_.path_edit);
-    if (a.open_camera && !model_.cameras.empty()) open_from_ui(model_.cameras[model_.camera_choice]);
+    if (a.open_path) {
+        camera_request_ = opt_.camera;  // a /dev/videoN typed in opens in the command line's mode
+        open_from_ui(model_.path_edit);
+    }
+    if (a.open_camera && !model_.cameras.empty()) open_camera();
     if (a.rescan_cameras) model_.cameras = scan_cameras();
+    if (a.rescan_cameras || a.camera_chosen) list_camera_modes();
     if (a.toggle_pause) toggle_pause();
     if (a.step) step();
     if (a.step_back) step_back();
@@ -999,9 +1023,9 @@ void GuiApp::apply(const GuiActions& a) {
         model_.export_message = ok ? "wrote " + path : "cannot write " + path;
         model_.export_error = !ok;
     }
-    const bool any = a.open_path || a.open_camera || a.rescan_cameras || a.toggle_pause || a.step || a.step_back ||
-                     a.reset || a.seek >= 0 || a.speed_factor != 1.0 || !a.kernel.empty() || a.apply_tracker ||
-                     a.heat_style_changed || a.ab_changed || a.save_csv || a.save_json || a.toggle_recording;
+    const bool any = a.open_path || a.open_camera || a.rescan_cameras || a.camera_chosen || a.toggle_pause || a.step ||
+                     a.step_back || a.reset || a.seek >= 0 || a.speed_factor != 1.0 || !a.kernel.empty() ||
+                     a.apply_tracker || a.heat_style_changed || a.ab_changed || a.save_csv || a.save_json || a.toggle_recording;
     if (any) redraw_ = std::max(redraw_, 2);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/io/camera_modes.h"
 #include "app/io/frame_source.h"
 #include "app/track/tracker.h"
 #include "render/colormap.h"
@@ -23,6 +24,8 @@ struct GuiOptions {
     TrackerOptions tracker;
     WindowOptions window;
     double read_timeout_s = 5.0;
+    CameraRequest camera;              // --camera-size/-fps/-format: a camera's mode unless the
+                                       // Input panel picks another
     // auto/nvdec: NVDEC when the tracker runs on the GPU and the codec allows; frames then go
     // to GL through CUDA-GL interop where the GL context permits, with no host copy.
     DecodeMode decode = DecodeMode::kAuto;

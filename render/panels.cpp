@@ -41,7 +41,10 @@ void input_panel(GuiModel& m, GuiActions& a) {
     m.camera_choice = std::clamp(m.camera_choice, 0, std::max(0, static_cast<int>(m.cameras.size()) - 1));
     if (ImGui::BeginCombo("##camera", any ? m.cameras[m.camera_choice].c_str() : none)) {
         for (int i = 0; i < static_cast<int>(m.cameras.size()); ++i)
-            if (ImGui::Selectable(m.cameras[i].c_str(), i == m.camera_choice)) m.camera_choice = i;
+            if (ImGui::Selectable(m.cameras[i].c_str(), i == m.camera_choice) && i != m.camera_choice) {
+                m.camera_choice = i;
+                a.camera_chosen = true;
+            }
         ImGui::EndCombo();
     }
     ImGui::SameLine();
@@ -50,6 +53,31 @@ void input_panel(GuiModel& m, GuiActions& a) {
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button("Rescan")) a.rescan_cameras = true;
+    if (any) {
+        // The chosen camera's modes: one entry per format and size, at its highest rate.
+        m.camera_mode_choice = std::clamp(m.camera_mode_choice, 0, static_cast<int>(m.camera_modes.size()));
+        const int k = m.camera_mode_choice;
+        const std::string current =
+            k == 0 ? std::string("default mode") : describe_mode(m.camera_modes[static_cast<std::size_t>(k - 1)]);
+        row_label("Mode", ImGui::CalcTextSize("Mode").x + ImGui::GetStyle().ItemSpacing.x);
+        if (ImGui::BeginCombo("##camera_mode", current.c_str())) {
+            if (ImGui::Selectable("default mode", m.camera_mode_choice == 0)) m.camera_mode_choice = 0;
+            for (int i = 0; i < static_cast<int>(m.camera_modes.size()); ++i) {
+                CameraMode top = m.camera_modes[static_cast<std::size_t>(i)];
+                if (top.fps.size() > 1) top.fps.resize(1);
+                ImGui::PushID(i);
+                if (ImGui::Selectable(describe_mode(top).c_str(), m.camera_mode_choice == i + 1))
+                    m.camera_mode_choice = i + 1;
+                ImGui::PopID();
+            }
+            ImGui::EndCombo();
+        }
+        if (!m.camera_modes_error.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, kDimColor);
+            ImGui::TextWrapped("modes: %s", m.camera_modes_error.c_str());
+            ImGui::PopStyleColor();
+        }
+    }
 
     if (!m.description.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, kDimColor);

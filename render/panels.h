@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/io/camera_modes.h"
 #include "app/track/tracker.h"
 #include "imgui.h"
 #include "render/heatmap_sink.h"
@@ -60,6 +61,9 @@ struct GuiModel {
     std::string path_edit;                // the path box
     std::vector<std::string> cameras;     // /dev/video* found at the last scan
     int camera_choice = 0;
+    std::vector<CameraMode> camera_modes; // the chosen camera's modes (camera_modes.h)
+    std::string camera_modes_error;       // why they could not be listed
+    int camera_mode_choice = 0;           // 0: the default (or the command line's mode), else mode - 1
     std::string input, description, input_error;
     // Playback
     bool paused = false, loop = false, max_speed = false, vsync = false;
@@ -99,6 +103,7 @@ struct GuiModel {
 
 struct GuiActions {
     bool open_path = false, open_camera = false, rescan_cameras = false;
+    bool camera_chosen = false;           // another camera picked: list its modes
     bool toggle_pause = false, step = false, step_back = false, reset = false;
     long seek = -1;
     double speed_factor = 1.0;            // multiply the playback speed by this

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "app/io/camera_modes.h"
 #include "app/io/frame_source.h"
 #include "app/io/video_writer.h"
 #include "tests/support/run_cli.h"
@@ -184,6 +186,84 @@ TEST_F(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
     EXPECT_EQ(run_cli("track " + clip + box_arg(truth_[0]) + " --decode gpu", d).exit_code, 2);
     EXPECT_EQ(run_cli("track " + clip + box_arg(truth_[0]) + " --scales", d).exit_code, 2);
     EXPECT_EQ(run_cli("track " + d + "/no_such.mp4 --box 1,1,10,10", d).exit_code, 1);
+}
+
+// --camera-size/-fps/-format on track and gui: bad values are usage errors that say what is
+// accepted; on a file they are refused; a camera that is not there (no hardware here) names
+// the mode asked for.
+TEST_F(Cli, CameraOptionsAreCheckedAndReachTheCamera) {
+    const std::string d = dir_->path(), clip = d + "/clip.mp4";
+    struct Case {
+        std::string args, message;
+    };
+    const std::vector<Case> usage = {
+        {"track /dev/video97 --box 1,1,10,10 --camera-size 1920", "--camera-size: must be WIDTHxHEIGHT"},
+        {"track /dev/video97 --box 1,1,10,10 --camera-size 0x0", "between 16x16 and 16384x16384"},
+        {"track /dev/video97 --box 1,1,10,10 --camera-size 1920x1080p", "WIDTHxHEIGHT"},
+        {"track /dev/video97 --box 1,1,10,10 --camera-fps 0", "--camera-fps"},
+        {"track /dev/video97 --box 1,1,10,10 --camera-fps nan", "--camera-fps"},
+        {"track /dev/video97 --box 1,1,10,10 --camera-fps 5000", "--camera-fps"},
+        {"track /dev/video97 --box 1,1,10,10 --camera-format bayer", "--camera-format: must be one of mjpeg"},
+        {"gui /dev/video97 --camera-format rgb32", "--camera-format: must be one of"},
+        {"gui /dev/video97 --camera-size 1x1", "--camera-size"},
+        {"track " + clip + " --box 1,1,10,10 --camera-size 640x480", "apply to cameras (/dev/videoN)"},
+        {"track " + clip + " --box 1,1,10,10 --video-quality insane", "--video-quality: must be fast, balanced or best"},
+    };
+    for (const Case& c : usage) {
+        const auto r = run_cli(c.args, d);
+        EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": stderr was: " << r.err;
+    }
+    const auto r = run_cli("track /dev/video97 --box 1,1,10,10 --camera-size 1920x1080 --camera-fps 30 "
+                           "--camera-format MJPG --read-timeout 1",
+                           d);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("camera '/dev/video97' refused 1920x1080 @ 30 fps mjpeg: No such file or directory"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("its modes could not be listed (cannot open: No such file or directory)"), std::string::npos)
+        << r.err;
+}
+
+TEST_F(Cli, CamerasCommandSaysNoCamerasCleanly) {
+    const auto r = run_cli("cameras", dir_->path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (camera_paths().empty())
+        EXPECT_EQ(r.out, "no cameras found (no /dev/video* device)\n");
+    else
+        EXPECT_NE(r.out.find("/dev/video"), std::string::npos) << r.out;
+    const auto bad = run_cli("cameras /dev/null", dir_->path());
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.out.find("/dev/null\n  not a V4L2 device"), std::string::npos) << bad.out;
+}
+
+// The video is drawn and encoded on its own thread: it still has exactly one frame per
+// tracked frame (read back with FrameSource), for whole runs and --frames, at every quality.
+TEST_F(Cli, OutputVideoHasEveryTrackedFrame) {
+    const std::string d = dir_->path();
+    const std::string sample = std::string(CORRTRACK_SOURCE_DIR) + "/assets/sample.mp4";
+    for (const auto& [extra, quality, expected] : {std::tuple{"", "fast", 120L}, {"--frames 37", "best", 37L},
+                                                  {"", "balanced", 120L}}) {
+        const auto r = run_cli("track " + sample + " " + extra + " --video-quality " + quality + " --kernel cpu_fast " +
+                                   "--video " + d + "/v.mp4 --json " + d + "/v.json",
+                               d);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.out.find("video       "), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(", " + std::to_string(expected) + " frames; the tracker waited"), std::string::npos)
+            << r.out;
+        const auto doc = nlohmann::json::parse(test::read_text(d + "/v.json"));
+        EXPECT_EQ(doc["frames"].get<long>(), expected);
+        EXPECT_EQ(doc["video"]["frames"].get<long>(), expected);
+        SourceOptions so;
+        so.input = d + "/v.mp4";
+        std::string error;
+        auto video = FrameSource::open(so, &error);
+        ASSERT_TRUE(video) << error;
+        Frame f;
+        long n = 0;
+        while (video->read(f) == ReadStatus::kFrame) ++n;
+        EXPECT_EQ(n, expected) << quality;
+    }
 }
 
 }  // namespace

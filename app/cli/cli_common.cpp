@@ -10,6 +10,38 @@
 
 namespace corrtrack {
 
+void add_camera_options(CLI::App& cmd, CameraRequest& request) {
+    CameraRequest* r = &request;
+    cmd.add_option_function<std::string>(
+           "--camera-size",
+           [r](const std::string& s) {
+               int w = 0, h = 0;
+               std::string why;
+               if (!parse_camera_size(s, &w, &h, &why)) throw CLI::ValidationError("--camera-size", why);
+               r->size = std::to_string(w) + "x" + std::to_string(h);
+           },
+           "camera frame size WIDTHxHEIGHT (e.g. 1920x1080; default: the camera's; see `corrtrack cameras`)")
+        ->type_name("WxH");
+    cmd.add_option("--camera-fps", request.fps, "camera frame rate (default: the camera's)")
+        ->check(finite_range(0.1, kMaxCameraFps))
+        ->type_name("N");
+    cmd.add_option_function<std::string>(
+           "--camera-format",
+           [r](const std::string& s) {
+               std::string why;
+               if (!parse_camera_format(s, &r->format, &why)) throw CLI::ValidationError("--camera-format", why);
+           },
+           "camera pixel format: " + camera_format_names() +
+               " (most webcams give 1080p only as mjpeg; default: the camera's)")
+        ->type_name("NAME");
+}
+
+bool check_camera_input(const std::string& input, const CameraRequest& request, std::string* error) {
+    if (request.empty() || input.rfind("/dev/video", 0) == 0) return true;
+    *error = "--camera-size, --camera-fps and --camera-format apply to cameras (/dev/videoN), not '" + input + "'";
+    return false;
+}
+
 CLI::Validator finite_range(double lo, double hi) {
     char range[96];
     std::snprintf(range, sizeof range, "%g to %g", lo, hi);

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/io/box_file.h"  // parse_box, read_box_file, ... (the commands' boxes)
+#include "app/io/camera_modes.h"
 #include "app/track/tracker.h"
 #include "app/util/stats.h"    // median, percentile
 
@@ -19,6 +20,12 @@ namespace corrtrack {
 // option carries its range check at its declaration (a value outside is a usage error, exit 2);
 // a new option follows the same pattern.
 void add_tracker_options(CLI::App& cmd, TrackerOptions& options);
+
+// Adds --camera-size WxH, --camera-fps N and --camera-format NAME (for /dev/videoN inputs);
+// malformed or out-of-range values are usage errors that say what is accepted.
+void add_camera_options(CLI::App& cmd, CameraRequest& request);
+// A camera mode only means something for a camera: false + *error for another input.
+bool check_camera_input(const std::string& input, const CameraRequest& request, std::string* error);
 
 // Option value checks. finite_range: a finite number in [lo, hi]; CLI::Range alone lets NaN
 // through (every comparison with NaN is false) and says nothing about inf.

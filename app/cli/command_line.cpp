@@ -34,6 +34,7 @@ int run_command_line(int argc, const char* const* argv, bool dry_run, CommandReg
     register_eval_command(root, outcome);
     register_bench_command(root, outcome);
     register_kernels_command(root, outcome);
+    register_cameras_command(root, outcome);
     if (extra) extra(root, outcome);
     std::vector<const char*> args(argv, argv + argc);
     if (argc >= 2 && looks_like_input(argv[1], root)) args.insert(args.begin() + 1, bare_input_command);

@@ -18,8 +18,9 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome);
 void register_eval_command(CLI::App& root, CommandOutcome& outcome);
 void register_bench_command(CLI::App& root, CommandOutcome& outcome);
 void register_kernels_command(CLI::App& root, CommandOutcome& outcome);
+void register_cameras_command(CLI::App& root, CommandOutcome& outcome);
 
-// The whole command line: `corrtrack track|eval|bench|kernels ...`, or `corrtrack INPUT`
+// The whole command line: `corrtrack track|eval|bench|kernels|cameras ...`, or `corrtrack INPUT`
 // (gui with a display, else track). extra_commands registers what only the executable has (the
 // GUI). Returns the process exit code: 0, 1 input/runtime, 2 usage, 3 damaged input, 128+N.
 using CommandRegistrar = void (*)(CLI::App& root, CommandOutcome& outcome);

@@ -122,6 +122,7 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--read-timeout", g.read_timeout_s, "seconds a camera, stream or pipe may stall before giving up")
         ->check(finite_range(0.1, kMaxReadTimeoutS))
         ->capture_default_str();
+    add_camera_options(*cmd, g.camera);
     add_tracker_options(*cmd, g.tracker);
     cmd->callback([args, &outcome] { outcome.exit_code = run_gui_command(*args); });
 }

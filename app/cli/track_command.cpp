@@ -14,6 +14,7 @@
 #include "app/cli/interrupt.h"
 #include "app/cli/output_paths.h"
 #include "app/io/annotate.h"
+#include "app/io/async_video.h"
 #include "app/io/result_writers.h"
 #include "app/io/sequence_pattern.h"
 #include "app/io/video_writer.h"
@@ -22,6 +23,11 @@
 
 namespace corrtrack {
 namespace {
+
+// Frames the video queue holds: enough to ride out an encoder's uneven frame times (x264's
+// lookahead, an I-frame) without the tracker waiting, few enough to bound the memory
+// (4 x 6 MB at 1080p).
+constexpr int kVideoQueueDepth = 4;
 
 struct TrackArgs {
     std::string input;
@@ -35,6 +41,8 @@ struct TrackArgs {
     bool realtime = false;
     bool allow_damaged = false;
     DecodeMode decode = DecodeMode::kAuto;
+    CameraRequest camera;
+    VideoQuality video_quality = VideoQuality::kFast;
     TrackerOptions tracker;
 };
 
@@ -59,8 +67,11 @@ struct Outputs {
     std::vector<std::unique_ptr<OtbWriter>> otb;  // one per target
     OutputFile video_file;  // the temporary the video encoder writes (not for image patterns)
     std::string video_path;  // what the encoder opens
-    std::unique_ptr<VideoWriter> video;
-    std::vector<std::uint8_t> annotated;  // the frame copy we draw on, reused
+    std::unique_ptr<AsyncVideoWriter> video;  // draws and encodes on its own thread
+    std::string encoder, encoder_note;
+    VideoQueueStats video_stats;  // final after close_video()
+    bool video_ok = true;
+    std::string video_error;
     std::string error;  // the first write error
 
     bool open(const TrackArgs& a, const nlohmann::json& json_head, std::string* why) {
@@ -105,6 +116,14 @@ struct Outputs {
         for (const auto& w : otb)
             if (error.empty() && !w->error().empty()) error = w->error();
     }
+    // Encodes the frames still queued and closes the video (the file is committed by
+    // finish()); the run's wall time includes this.
+    void close_video() {
+        if (!video) return;
+        video_ok = video->close(&video_error);
+        video_stats = video->stats();
+        video.reset();
+    }
     // Completes every output; false with the messages printed when any failed. keep = false
     // drops them all (nothing was tracked).
     bool finish(bool keep, const nlohmann::json& json_tail, const char* cmd) {
@@ -120,15 +139,20 @@ struct Outputs {
             video_file.discard();
             return true;  // the destructors drop the rest
         }
-        if (video) {
-            const bool closed = video->close(&why);
-            video.reset();
-            report(closed && (!video_file.is_open() || video_file.commit(&why)));
+        if (!encoder.empty()) {
+            close_video();
+            why = video_error;
+            report(video_ok && (!video_file.is_open() || video_file.commit(&why)));
         } else {
             video_file.discard();
         }
         if (csv.is_open() || !csv.error().empty()) report(csv.close(&why));
-        if (json.is_open() || !json.error().empty()) report(json.close(json_tail, &why));
+        nlohmann::json tail = json_tail;
+        if (!encoder.empty())
+            tail["video"] = {{"encoder", encoder},      {"frames", video_stats.frames},
+                             {"waits", video_stats.waits}, {"wait_ms", video_stats.wait_ms},
+                             {"queue", video_stats.depth}};
+        if (json.is_open() || !json.error().empty()) report(json.close(tail, &why));
         for (auto& w : otb)
             if (w->is_open() || !w->error().empty()) report(w->close(&why));
         return ok;
@@ -171,6 +195,10 @@ int run_track(const TrackArgs& a, bool dry_run) {
         std::fprintf(stderr, "corrtrack track: %s\n", error.c_str());
         return kExitUsage;
     }
+    if (std::string why; !check_camera_input(a.input, a.camera, &why)) {
+        std::fprintf(stderr, "corrtrack track: %s\n", why.c_str());
+        return kExitUsage;
+    }
     const std::string kernel = resolve_kernel_name(a.tracker.kernel);
     if (std::string why; !make_correlator(kernel, &why)) {
         std::fprintf(stderr, "corrtrack track: %s\n", why.c_str());
@@ -202,6 +230,9 @@ int run_track(const TrackArgs& a, bool dry_run) {
     so.source.input = a.input;
     so.source.read_timeout_s = a.read_timeout;
     so.source.stop = stop_flag;
+    so.source.camera_size = a.camera.size;
+    so.source.camera_fps = a.camera.fps;
+    so.source.camera_format = a.camera.format;
     so.decode = a.decode;
     so.want_rgb = !a.video.empty();
     so.slots = 6;
@@ -239,8 +270,13 @@ int run_track(const TrackArgs& a, bool dry_run) {
             if (!out.video) {
                 VideoWriterOptions vo;
                 vo.fps = pipeline.fps() > 0 && pipeline.fps() <= 1000 ? pipeline.fps() : 25.0;
-                out.video = VideoWriter::open(out.video_path, f->size(), vo, why);
-                if (!out.video) return false;
+                vo.quality = a.video_quality;
+                vo.hardware = true;
+                auto writer = VideoWriter::open(out.video_path, f->size(), vo, why);
+                if (!writer) return false;
+                out.encoder = writer->encoder();
+                out.encoder_note = writer->encoder_note();
+                out.video = std::make_unique<AsyncVideoWriter>(std::move(writer), kVideoQueueDepth);
             }
             // The source gives every frame the first frame's size; anything else is a bug
             // to report, never a write past the buffer.
@@ -248,18 +284,27 @@ int run_track(const TrackArgs& a, bool dry_run) {
                 *why = "frame " + std::to_string(lf.index) + " has no RGB picture for the video";
                 return false;
             }
-            out.annotated.assign(f->rgb.begin(), f->rgb.end());
-            RgbImage img{out.annotated.data(), f->width, f->height, static_cast<std::size_t>(f->width) * 3};
+            // Only copies here: the writer thread draws and encodes (waiting only when the
+            // queue is full).
+            VideoSlot* slot = out.video->acquire();
+            if (!slot) {
+                *why = out.video->error();
+                return false;
+            }
+            slot->rgb.assign(f->rgb.begin(), f->rgb.end());
+            slot->width = f->width;
+            slot->height = f->height;
+            Overlay& o = slot->overlay;
+            o.clear();
+            o.heat_side = std::min(160, f->width / 4);
             for (std::size_t i = 0; i < results.size(); ++i) {
                 if (a.heatmap && !lf.first) {
-                    draw_dashed_box(img, tracker.last_map_region(results[i].id), {255, 255, 255});
-                    if (i == 0)
-                        draw_heatmap_inset(img, tracker.last_map(results[0].id), 8, 8, std::min(160, f->width / 4));
+                    o.windows.push_back(tracker.last_map_region(results[i].id));
+                    if (i == 0) o.set_heat(tracker.last_map(results[0].id));
                 }
-                const Rgb color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
-                draw_box(img, results[i].box, color, 2);
+                o.boxes.push_back({results[i].box, results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90}});
             }
-            if (!out.video->write_rgb(out.annotated.data(), img.pitch, why)) return false;
+            out.video->submit(slot);
         }
         const double render_ms = out.video_path.empty() ? 0.0
                                                         : std::chrono::duration<double, std::milli>(
@@ -299,6 +344,7 @@ int run_track(const TrackArgs& a, bool dry_run) {
     const int loop_rc = run_track_loop(*session, boxes, lo, on_frame, &st, &error);
     // The decoder is done (or stops now): its account of the input is final after this.
     pipeline.stop();
+    if (st.frames > 0) out.close_video();  // before the clock stops: the run includes it
     const char* nl = tty && !a.quiet ? "\n" : "";
     int exit_code = 0;
     bool failed = loop_rc != 0;  // a target could not start, or an output could not be written
@@ -373,6 +419,13 @@ int run_track(const TrackArgs& a, bool dry_run) {
         std::printf("kernel      %s (%d target%s, %s)\n", kernel.c_str(), static_cast<int>(boxes.size()),
                     boxes.size() == 1 ? "" : "s", tracker.on_gpu() ? "GPU" : "CPU");
         std::printf("decode      %s\n", decode_mode.c_str());
+        if (!out.encoder.empty()) {
+            const VideoQueueStats& vs = out.video_stats;
+            std::printf("video       %s, %ld frames; the tracker waited for the encoder %ld time(s), %.1f ms in all "
+                        "(queue of %d)\n",
+                        out.encoder.c_str(), vs.frames, vs.waits, vs.wait_ms, vs.depth);
+            if (!out.encoder_note.empty()) std::printf("            %s\n", out.encoder_note.c_str());
+        }
         std::printf("stage times (per frame, first target):\n%s", samples.summary().c_str());
         if (pipeline.dropped() > 0) std::printf("dropped     %ld frames (live source)\n", pipeline.dropped());
         if (a.realtime) std::printf("late        %ld frames dropped to keep real time\n", st.late_drops);
@@ -381,7 +434,8 @@ int run_track(const TrackArgs& a, bool dry_run) {
                         InterruptGuard::signal_name(), last_index);
         if (frames > 0)
             for (const auto& [flag, path] : {std::pair{"csv", a.csv}, {"json", a.json}, {"video", a.video}, {"otb", a.otb}})
-                if (!path.empty()) std::printf("wrote %-5s %s\n", flag, path.c_str());
+                if (!path.empty() && (path != a.video || out.video_ok))  // a failed video was said
+                    std::printf("wrote %-5s %s\n", flag, path.c_str());
     }
     return exit_code;
 }
@@ -401,6 +455,14 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--json", args->json, "the same rows as one JSON document");
     cmd->add_option("--video", args->video, "annotated video (.mp4/.mkv): boxes, search window, heatmap inset");
     cmd->add_option("--otb", args->otb, "OTB-style results: x,y,w,h per frame, 1-based");
+    cmd->add_option_function<std::string>(
+           "--video-quality",
+           [args](const std::string& s) {
+               if (!parse_video_quality(s, &args->video_quality))
+                   throw CLI::ValidationError("--video-quality", "must be fast, balanced or best");
+           },
+           "encoder speed vs file size for --video: fast (default) | balanced | best; NVENC (h264_nvenc) when a "
+           "GPU has it, else libx264 (superfast / veryfast / medium)");
     cmd->add_flag("!--no-heatmap", args->heatmap, "leave the heatmap inset and search window out of the video");
     cmd->add_option("--frames", args->max_frames, "stop after this many frames (-1: all)")->check(frame_count());
     cmd->add_option("--read-timeout", args->read_timeout,
@@ -420,6 +482,7 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
            },
            "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows)");
     cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
+    add_camera_options(*cmd, args->camera);
     add_tracker_options(*cmd, args->tracker);
     cmd->footer(
         "Exit status: 0 done; 1 the input cannot be read, a target cannot be initialised or an output cannot be "

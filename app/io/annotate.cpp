@@ -71,4 +71,29 @@ void draw_heatmap_inset(RgbImage img, const MapView& map, int x, int y, int max_
     draw_box(img, {static_cast<double>(x - 1), static_cast<double>(y - 1), w + 2.0, h + 2.0}, {255, 255, 255}, 1);
 }
 
+void Overlay::set_heat(const MapView& map) {
+    heat_w = heat_h = 0;
+    if (!map.data || map.width <= 0 || map.height <= 0 || map.space != MemorySpace::kHost) return;
+    heat.resize(static_cast<std::size_t>(map.width) * map.height);
+    for (int y = 0; y < map.height; ++y)
+        std::copy(map.row(y), map.row(y) + map.width, heat.data() + static_cast<std::size_t>(y) * map.width);
+    heat_w = map.width;
+    heat_h = map.height;
+}
+
+void draw_overlay(RgbImage img, const Overlay& o) {
+    // The heatmap first: the boxes stay visible where they cross it (the order of the old
+    // in-line drawing, which drew target 0's window and inset before its box).
+    for (const BoxF& w : o.windows) draw_dashed_box(img, w, {255, 255, 255});
+    if (o.heat_w > 0 && o.heat_h > 0) {
+        MapView m;
+        m.data = const_cast<float*>(o.heat.data());
+        m.width = o.heat_w;
+        m.height = o.heat_h;
+        m.pitch = static_cast<std::size_t>(o.heat_w);
+        draw_heatmap_inset(img, m, o.heat_x, o.heat_y, o.heat_side);
+    }
+    for (const OverlayBox& b : o.boxes) draw_box(img, b.box, b.color, 2);
+}
+
 }  // namespace corrtrack

@@ -6,6 +6,7 @@
 
 extern "C" {
 #include <libavutil/dict.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
@@ -113,6 +114,9 @@ bool Demuxer::open(const SourceOptions& options, const ResolvedInput& input, std
     int ret = avformat_open_input(&fc, input.url.c_str(), input_format, opts.get());
     if (ret < 0) {  // avformat_open_input freed fc
         *error = open_failure(ret, true, options.open_timeout_s);
+        if (input.kind == SourceKind::kCamera && !camera_request(options).empty() && !deadline_.interrupted)
+            *error = camera_refusal_message(name_, camera_request(options), camera_open_reason(ret),
+                                            enumerate_camera(input.url));
         return false;
     }
     format_.reset(fc);
@@ -123,7 +127,38 @@ bool Demuxer::open(const SourceOptions& options, const ResolvedInput& input, std
     }
     if (!find_video_stream(error)) return false;
     read_stream_facts(options);
+    if (input.kind == SourceKind::kCamera && !camera_request(options).empty()) return check_camera_mode(options, error);
     return true;
+}
+
+// Why the v4l2 demuxer did not open: its last log line says more than the error code
+// ("Cannot find a proper format for codec 'mjpeg'").
+std::string Demuxer::camera_open_reason(int ret) const {
+    if (deadline_.expired) return "no answer within the open timeout";
+    std::string reason = av_error_string(ret);
+    return reason + log_detail(reason);
+}
+
+CameraRequest Demuxer::camera_request(const SourceOptions& options) {
+    CameraRequest r;
+    r.size = options.camera_size;
+    r.fps = options.camera_fps;
+    r.format = options.camera_format;
+    return r;
+}
+
+// V4L2 drivers answer a size or rate they lack with the nearest they have, and libav falls
+// back to another raw format: the user asked for a mode, so anything else is a refusal.
+bool Demuxer::check_camera_mode(const SourceOptions& options, std::string* error) {
+    const AVCodecParameters* par = stream_->codecpar;
+    const char* pix = par->codec_id == AV_CODEC_ID_RAWVIDEO
+                          ? av_get_pix_fmt_name(static_cast<AVPixelFormat>(par->format))
+                          : nullptr;
+    const std::string format = camera_format_from_libav(avcodec_get_name(par->codec_id), pix ? pix : "");
+    const std::string wrong = camera_mode_mismatch(camera_request(options), size_, format, fps_);
+    if (wrong.empty()) return true;
+    *error = camera_refusal_message(name_, camera_request(options), wrong, enumerate_camera(input_.url));
+    return false;
 }
 
 // The demuxer and its options for sequences, cameras and URLs; files need neither.
@@ -159,6 +194,15 @@ bool Demuxer::set_input_options(const SourceOptions& options, AVDictionary** opt
             av_dict_set(opts, "video_size", options.camera_size.c_str(), 0);
         if (options.camera_fps > 0)
             av_dict_set(opts, "framerate", rational_text(options.camera_fps).c_str(), 0);
+        if (!options.camera_format.empty()) {
+            const std::string f = v4l2_input_format(options.camera_format);
+            if (f.empty()) {
+                *error = "cannot open camera '" + name_ + "': unknown camera format '" + options.camera_format +
+                         "' (use " + camera_format_names() + ")";
+                return false;
+            }
+            av_dict_set(opts, "input_format", f.c_str(), 0);
+        }
         what_ = "camera '" + name_ + "'";
         return true;
     case SourceKind::kUrl: {

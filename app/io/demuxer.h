@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "app/io/camera_modes.h"
 #include "app/io/frame_source.h"
 #include "app/io/input_path.h"
 
@@ -103,6 +104,9 @@ private:
                        std::string* error);
     std::string open_failure(int ret, bool opening, double open_timeout_s) const;
     bool find_video_stream(std::string* error);
+    std::string camera_open_reason(int ret) const;
+    static CameraRequest camera_request(const SourceOptions& options);
+    bool check_camera_mode(const SourceOptions& options, std::string* error);
     void read_stream_facts(const SourceOptions& options);
 
     ResolvedInput input_;

@@ -34,6 +34,9 @@ struct SourceOptions {
     double sequence_fps = 30.0;           // frame rate assumed for image sequences
     std::string camera_size;              // "640x480" or empty for the camera's default
     double camera_fps = 0.0;              // 0: camera default
+    std::string camera_format;            // "mjpeg", "yuyv", ... (camera_modes.h); empty:
+                                          // the camera's default. A camera that refuses the
+                                          // size, rate or format asked for fails open()
 
     // NVDEC (kNvdec, kAuto) serves video files and URLs whose codec has a CUDA hwaccel in this
     // FFmpeg (8-bit only), when a CUDA device is there; everything else decodes on the CPU.

@@ -2,6 +2,7 @@
 // codec, pixel format and padding; one thread owns a writer.
 #include "app/io/video_writer.h"
 #include "app/io/libav_handles.h"
+#include "corrtrack/correlator.h"  // cuda_available()
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -42,6 +43,9 @@ public:
         return write(gray, pitch, AV_PIX_FMT_GRAY8, error);
     }
     bool close(std::string* error) override;
+    std::string encoder() const override { return encoder_; }
+    std::string encoder_note() const override { return note_; }
+    void set_note(const std::string& note) { note_ = note; }
 
 private:
     bool write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format,
@@ -65,7 +69,15 @@ private:
     std::unique_ptr<SwsContext, SwsFreer> rgb_sws_, gray_sws_;
     int64_t next_pts_ = 0;
     bool open_ = false;
+    std::string encoder_, note_;
 };
+
+const char* x264_preset(VideoQuality q) {
+    return q == VideoQuality::kFast ? "superfast" : q == VideoQuality::kBest ? "medium" : "veryfast";
+}
+const char* nvenc_preset(VideoQuality q) {
+    return q == VideoQuality::kFast ? "p1" : q == VideoQuality::kBest ? "p7" : "p4";
+}
 
 #define CT_AV_CHECK(call, error) check((call), #call, __LINE__, (error))
 
@@ -122,6 +134,7 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
                     codec->name + " video");
 
     const bool x264 = std::strcmp(codec->name, "libx264") == 0;
+    const bool nvenc = std::strcmp(codec->name, "h264_nvenc") == 0;
     if (x264)
         // Lossless x264 is High 4:4:4 whatever the input, so keep full chroma there too.
         pixel_format_ = options.crf == 0 ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P;
@@ -159,8 +172,17 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
     cc->thread_count = x264 ? 0 : 1;
     if (ofmt->flags & AVFMT_GLOBALHEADER) cc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     const int crf = std::clamp(options.crf, 0, 51);
-    if (x264) {
-        if (!CT_AV_CHECK(av_opt_set(cc->priv_data, "preset", "veryfast", 0), error) ||
+    encoder_ = codec->name;
+    if (nvenc) {
+        // Option names of FFmpeg 4.4+; an older one keeps its defaults (still constant quality).
+        av_opt_set(cc->priv_data, "preset", nvenc_preset(options.quality), 0);
+        av_opt_set(cc->priv_data, "rc", "vbr", 0);
+        av_opt_set_int(cc->priv_data, "cq", std::clamp(crf + 3, 1, 51), 0);
+        cc->bit_rate = 0;
+        encoder_ += std::string(" ") + nvenc_preset(options.quality);
+    } else if (x264) {
+        encoder_ += std::string(" ") + x264_preset(options.quality);
+        if (!CT_AV_CHECK(av_opt_set(cc->priv_data, "preset", x264_preset(options.quality), 0), error) ||
             !CT_AV_CHECK(av_opt_set_double(cc->priv_data, "crf", crf, 0), error)) {
             release();
             return false;
@@ -333,10 +355,42 @@ bool VideoWriter::check_path(const std::string& path, std::string* error) {
     return false;
 }
 
+const char* to_string(VideoQuality q) {
+    return q == VideoQuality::kFast ? "fast" : q == VideoQuality::kBest ? "best" : "balanced";
+}
+
+bool parse_video_quality(const std::string& text, VideoQuality* out) {
+    for (VideoQuality q : {VideoQuality::kFast, VideoQuality::kBalanced, VideoQuality::kBest})
+        if (text == to_string(q)) {
+            *out = q;
+            return true;
+        }
+    return false;
+}
+
 std::unique_ptr<VideoWriter> VideoWriter::open(const std::string& path, Size size,
                                                const VideoWriterOptions& options,
                                                std::string* error) {
+    std::string note;
+    if (options.hardware && options.codec.empty() && options.crf > 0) {
+        const AVOutputFormat* f = av_guess_format(nullptr, path.c_str(), nullptr);
+        if (!f || is_image_muxer(f)) {
+            // numbered images: no video encoder to speed up
+        } else if (!avcodec_find_encoder_by_name("h264_nvenc")) {
+            note = "this FFmpeg has no h264_nvenc encoder";
+        } else if (!cuda_available()) {
+            note = "no CUDA GPU for NVENC";
+        } else {
+            VideoWriterOptions hw = options;
+            hw.codec = "h264_nvenc";
+            auto writer = std::make_unique<LibavWriter>();
+            std::string why;
+            if (writer->open(path, size, hw, &why)) return writer;
+            note = "NVENC did not open (" + why + ")";
+        }
+    }
     auto writer = std::make_unique<LibavWriter>();
+    writer->set_note(note);
     if (!writer->open(path, size, options, error)) return nullptr;
     return writer;
 }

@@ -11,15 +11,28 @@
 
 namespace corrtrack {
 
+// Encoder speed against compression at the same quality (crf): x264 presets superfast /
+// veryfast / medium, NVENC presets p1 / p4 / p7.
+enum class VideoQuality { kFast, kBalanced, kBest };
+const char* to_string(VideoQuality q);                            // "fast", "balanced", "best"
+bool parse_video_quality(const std::string& text, VideoQuality* out);
+
 struct VideoWriterOptions {
     double fps = 25.0;
     int crf = 20;             // quality for x264 (lower is better); 0 is lossless
     std::string codec;        // empty: libx264 if available, else mpeg4; for an image pattern
                               // the extension's codec (png, mjpeg)
+    VideoQuality quality = VideoQuality::kBalanced;
+    // Try h264_nvenc first (codec empty, crf > 0, a video container, a CUDA GPU); when it does
+    // not open (no NVENC on this GPU, no driver library) the software encoder runs and
+    // encoder_note() says why.
+    bool hardware = false;
 };
 
 // Encoding choices:
-//   libx264: preset veryfast; yuv420p limited range, except crf 0: yuv444p full range, so
+//   h264_nvenc (options.hardware): preset p1/p4/p7, constant quality (cq = crf + 3), yuv420p.
+//   libx264: preset by options.quality (veryfast for kBalanced); yuv420p limited range,
+//            except crf 0: yuv444p full range, so
 //            grey and colour survive bit-exactly (High 4:4:4 Predictive, which lossless x264
 //            needs anyway; not every hardware player decodes it).
 //   mpeg4 / mjpeg: fixed quantiser 2 + crf/5 (crf 0 -> 2, near transparent). png: lossless.
@@ -43,6 +56,10 @@ public:
     virtual bool write_gray(const std::uint8_t* gray, std::size_t pitch, std::string* error) = 0;
     // Flushes the encoder and writes the trailer; also done by the destructor if not called.
     virtual bool close(std::string* error) = 0;
+    // "libx264 superfast", "h264_nvenc p1", "mpeg4", "png"
+    virtual std::string encoder() const = 0;
+    // Empty, or why the hardware encoder asked for is not the one running.
+    virtual std::string encoder_note() const { return {}; }
 };
 
 }  // namespace corrtrack
