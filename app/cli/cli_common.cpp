@@ -82,6 +82,9 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     cmd.add_option("--search-factor", o.search_factor, "search window side as a multiple of the box side")
         ->check(finite_range(1.0, 10.0))
         ->capture_default_str();
+    cmd.add_option("--min-template", o.min_template_side, "the template's shorter side stays at least this")
+        ->check(CLI::Range(0, kMaxTemplateSide / 4))
+        ->capture_default_str();
     cmd.add_option("--max-template", o.max_template_side, "boxes larger than this are matched at reduced scale")
         ->check(CLI::Range(4, kMaxTemplateSide))
         ->capture_default_str();

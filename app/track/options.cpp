@@ -44,6 +44,7 @@ std::string validate(const TrackerOptions& o) {
         check("search factor", o.search_factor, 1.0, 10.0),
         check("window speed", o.window_speed, 0.0, 10.0),
         check("max template side", o.max_template_side, 4, kMaxTemplateSide),
+        check("min template side", o.min_template_side, 0, kMaxTemplateSide / 4),
         check("blend rate", o.blend_rate, 0.0, 1.0),
         check("keyframe interval", o.keyframe_interval, 1, 1e6),
         check("update min score", o.update_min_score, -1.0, 1.0),

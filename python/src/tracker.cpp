@@ -39,6 +39,7 @@ const std::map<std::string, OptionField>& option_fields() {
         {"kernel", field(&TrackerOptions::kernel)},
         {"search_factor", field(&TrackerOptions::search_factor)},
         {"max_template_side", field(&TrackerOptions::max_template_side)},
+        {"min_template_side", field(&TrackerOptions::min_template_side)},
         {"update",
          {[](TrackerOptions& o, nb::handle v) {
               const std::string s = nb::cast<std::string>(v);
