@@ -1,0 +1,332 @@
+// Several inputs in one `corrtrack track` process (CPU path): the same boxes as separate runs,
+// per-stream outputs named after the inputs, a bad input ending alone, the exit code of the
+// worst stream, the --inputs list, stream names and per-stream output paths, SIGINT.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/track_streams.h"
+#include "tests/support/damage.h"
+#include "tests/support/run_cli.h"
+#include "tests/support/synthetic_clip.h"
+
+namespace corrtrack {
+namespace {
+
+using test::run_cli;
+
+class Streams : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = new TempDir("streams");
+        std::string error;
+        spec_a_.frames = 40;
+        truth_a_ = write_synthetic_clip(dir_->file("cama.mp4"), spec_a_, &error);
+        ASSERT_EQ(truth_a_.size(), 40u) << error;
+        // Another scene, moving the other way.
+        spec_b_.frames = 30;
+        spec_b_.seed = 7;
+        spec_b_.start_x = 220;
+        spec_b_.start_y = 150;
+        spec_b_.velocity_x = -1.3;
+        spec_b_.velocity_y = -0.8;
+        truth_b_ = write_synthetic_clip(dir_->file("camb.mp4"), spec_b_, &error);
+        ASSERT_EQ(truth_b_.size(), 30u) << error;
+    }
+    static void TearDownTestSuite() {
+        delete dir_;
+        dir_ = nullptr;
+    }
+    static std::string box_text(const TruthBox& t) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.3f,%.3f,%.3f,%.3f", t.x, t.y, t.w, t.h);
+        return buf;
+    }
+    static std::string d() { return dir_->path(); }
+    static std::string a() { return d() + "/cama.mp4 --box " + box_text(truth_a_[0]); }
+    static std::string b() { return d() + "/camb.mp4 --box " + box_text(truth_b_[0]); }
+    // The CSV's rows without the timing columns (frame .. redetected).
+    static std::vector<std::string> boxes_of(const std::string& csv) {
+        std::ifstream in(csv);
+        std::vector<std::string> rows;
+        std::string line;
+        std::getline(in, line);  // header
+        while (std::getline(in, line)) {
+            std::size_t pos = 0;
+            for (int comma = 0; comma < 13 && pos != std::string::npos; ++comma) pos = line.find(',', pos + 1);
+            rows.push_back(line.substr(0, pos));
+        }
+        return rows;
+    }
+    static TempDir* dir_;
+    static SyntheticClipSpec spec_a_, spec_b_;
+    static std::vector<TruthBox> truth_a_, truth_b_;
+};
+TempDir* Streams::dir_ = nullptr;
+SyntheticClipSpec Streams::spec_a_, Streams::spec_b_;
+std::vector<TruthBox> Streams::truth_a_, Streams::truth_b_;
+
+TEST_F(Streams, TwoClipsInOneProcessGiveTheBoxesOfTwoSeparateRuns) {
+    auto r = run_cli("track " + a() + " -k cpu_fast --csv " + d() + "/sep_a.csv", d());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_cli("track " + b() + " -k cpu_fast --csv " + d() + "/sep_b.csv", d());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto sep_a = boxes_of(d() + "/sep_a.csv"), sep_b = boxes_of(d() + "/sep_b.csv");
+    ASSERT_EQ(sep_a.size(), 40u);
+    ASSERT_EQ(sep_b.size(), 30u);
+    for (const char* jobs : {"", " --jobs 1"}) {
+        SCOPED_TRACE(jobs);
+        const std::string o = d() + "/both";
+        r = run_cli("track --input " + a() + " --input " + b() + " -k cpu_fast" + jobs + " --csv " + o + ".csv --json " +
+                        o + ".json --otb " + o + ".txt",
+                    d());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_FALSE(std::filesystem::exists(o + ".csv"));  // only per-stream files
+        EXPECT_EQ(boxes_of(o + ".cama.csv"), sep_a);
+        EXPECT_EQ(boxes_of(o + ".camb.csv"), sep_b);
+        // The tracked centres are right, not only equal.
+        double err = 0;
+        std::ifstream csv(o + ".camb.csv");
+        std::string line;
+        std::getline(csv, line);
+        long rows = 0;
+        while (std::getline(csv, line)) {
+            long frame;
+            double pts, x, y, w, h, cx, cy;
+            int target;
+            ASSERT_EQ(std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf", &frame, &pts, &target, &x, &y, &w,
+                                  &h, &cx, &cy), 9);
+            err += std::hypot(cx - truth_b_[frame].cx(), cy - truth_b_[frame].cy());
+            ++rows;
+        }
+        EXPECT_LT(err / rows, 0.5);
+        // Per-stream JSON and OTB text with one row / line per frame.
+        EXPECT_EQ(nlohmann::json::parse(test::read_text(o + ".cama.json"))["results"].size(), 40u);
+        const auto jb = nlohmann::json::parse(test::read_text(o + ".camb.json"));
+        EXPECT_EQ(jb["results"].size(), 30u);
+        EXPECT_EQ(jb["stream"], "camb");
+        long lines = 0;
+        std::ifstream otb(o + ".cama.txt");
+        while (std::getline(otb, line)) ++lines;
+        EXPECT_EQ(lines, 40);
+        // The summary: per stream and in all, text and JSON.
+        const auto doc = nlohmann::json::parse(test::read_text(o + ".json"));
+        ASSERT_EQ(doc["streams"].size(), 2u);
+        EXPECT_EQ(doc["streams"][0]["name"], "cama");
+        EXPECT_EQ(doc["streams"][0]["frames"], 40);
+        EXPECT_EQ(doc["streams"][1]["frames"], 30);
+        EXPECT_EQ(doc["streams"][1]["status"], "clean");
+        EXPECT_EQ(doc["streams"][1]["outputs"]["csv"], o + ".camb.csv");
+        EXPECT_GT(doc["streams"][0]["latency_ms"]["median"].get<double>(), 0);
+        EXPECT_EQ(doc["aggregate"]["frames"], 70);
+        EXPECT_EQ(doc["aggregate"]["failed"], 0);
+        EXPECT_GT(doc["aggregate"]["fps"].get<double>(), 0);
+        EXPECT_EQ(doc["aggregate"]["live_dropped"], 0);
+        EXPECT_EQ(doc["exit_code"], 0);
+        EXPECT_NE(r.out.find("streams     2"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("cama.mp4: clean, 40 frames"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("all         70 frames"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("wrote csv   " + o + ".camb.csv"), std::string::npos) << r.out;
+    }
+}
+
+TEST_F(Streams, AMissingOrCorruptInputEndsAloneAndTheOthersComplete) {
+    test::write_bytes(d() + "/corrupt.mp4", std::string(5000, '\x5a'));
+    const std::string o = d() + "/bad";
+    const auto r = run_cli("track --input " + a() + " --input " + d() + "/missing.mp4 --box 10,10,20,20 --input " +
+                               d() + "/corrupt.mp4 --box 10,10,20,20 --input " + b() + " -k cpu_fast --csv " + o +
+                               ".csv --json " + o + ".json",
+                           d());
+    EXPECT_EQ(r.exit_code, 1) << r.err;  // a stream failed
+    EXPECT_FALSE(r.signalled);
+    EXPECT_NE(r.err.find("corrtrack track [missing]: cannot open"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("corrtrack track [corrupt]: "), std::string::npos) << r.err;
+    EXPECT_EQ(boxes_of(o + ".cama.csv").size(), 40u);
+    EXPECT_EQ(boxes_of(o + ".camb.csv").size(), 30u);
+    EXPECT_FALSE(std::filesystem::exists(o + ".missing.csv"));
+    EXPECT_FALSE(std::filesystem::exists(o + ".corrupt.csv"));
+    const auto doc = nlohmann::json::parse(test::read_text(o + ".json"));
+    EXPECT_EQ(doc["aggregate"]["failed"], 2);
+    EXPECT_EQ(doc["streams"][1]["status"], "failed");
+    EXPECT_NE(doc["streams"][1]["error"].get<std::string>().find("missing.mp4"), std::string::npos);
+    EXPECT_EQ(doc["streams"][3]["status"], "clean");
+    EXPECT_NE(r.out.find("missing.mp4: failed"), std::string::npos) << r.out;
+}
+
+TEST_F(Streams, ADamagedStreamGivesExit3AndFailureOutranksIt) {
+    std::string error;
+    ASSERT_TRUE(test::cut_before_packet(d() + "/cama.mp4", d() + "/short.mp4", 39, &error)) << error;
+    const std::string shrt = d() + "/short.mp4 --box " + box_text(truth_a_[0]);
+    auto r = run_cli("track --input " + shrt + " --input " + b() + " -k cpu_fast -q --csv " + d() + "/dmg.csv", d());
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("corrtrack track [short]: "), std::string::npos) << r.err;
+    EXPECT_EQ(boxes_of(d() + "/dmg.short.csv").size(), 39u);
+    EXPECT_EQ(boxes_of(d() + "/dmg.camb.csv").size(), 30u);
+    r = run_cli("track --input " + shrt + " --input " + b() + " -k cpu_fast -q --allow-damaged", d());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    r = run_cli("track --input " + shrt + " --input " + d() + "/missing.mp4 --box 1,1,9,9 -k cpu_fast -q", d());
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
+TEST_F(Streams, InputsListGivesTheSameStreams) {
+    {
+        std::ofstream list(d() + "/cams.txt");
+        list << "# cameras of the yard\n\n"
+             << d() << "/cama.mp4 " << box_text(truth_a_[0]) << "   # the gate\r\n"
+             << "\"" << d() << "/camb.mp4\"\t" << box_text(truth_b_[0]) << "\n";
+    }
+    const auto r = run_cli("track --inputs " + d() + "/cams.txt -k cpu_fast -q --csv " + d() + "/list.csv", d());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(boxes_of(d() + "/list.cama.csv").size(), 40u);
+    EXPECT_EQ(boxes_of(d() + "/list.camb.csv").size(), 30u);
+    // A list of one is a single-input run: outputs as given.
+    {
+        std::ofstream one(d() + "/one.txt");
+        one << d() << "/camb.mp4 " << box_text(truth_b_[0]) << "\n";
+    }
+    EXPECT_EQ(run_cli("track --inputs " + d() + "/one.txt -k cpu_fast -q --csv " + d() + "/one.csv", d()).exit_code, 0);
+    EXPECT_EQ(boxes_of(d() + "/one.csv").size(), 30u);
+}
+
+TEST_F(Streams, BadListLinesAndMixedSyntaxAreUsageErrorsWithTheLine) {
+    {
+        std::ofstream list(d() + "/badlist.txt");
+        list << "# ok\n" << d() << "/cama.mp4 1,2,30,30\n" << d() << "/camb.mp4 1,2,3\n";
+    }
+    auto r = run_cli("track --inputs " + d() + "/badlist.txt", d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("badlist.txt line 3: box '1,2,3' is not x,y,w,h"), std::string::npos) << r.err;
+    {
+        std::ofstream list(d() + "/nobox.txt");
+        list << d() << "/cama.mp4\n";
+    }
+    r = run_cli("track --inputs " + d() + "/nobox.txt", d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("nobox.txt line 1: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("has no box"), std::string::npos) << r.err;
+    r = run_cli("track --inputs " + d() + "/does_not_exist.txt", d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("cannot read input list"), std::string::npos) << r.err;
+    // INPUT with --input, a --box before the first --input, no input at all.
+    EXPECT_EQ(run_cli("track " + a() + " --input " + b(), d()).exit_code, 2);
+    r = run_cli("track --box 1,1,9,9 --input " + b(), d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("follows the --input"), std::string::npos) << r.err;
+    r = run_cli("track --box 1,1,9,9", d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("no input"), std::string::npos) << r.err;
+    EXPECT_EQ(run_cli("track --input " + a() + " --input " + b() + " --jobs -1", d()).exit_code, 2);
+}
+
+TEST_F(Streams, NoPerStreamOutputMayOverwriteAnInputOrAnotherOutput) {
+    // Stream "cama" writes --video v.mp4 as v.cama.mp4: here that is the other input.
+    std::filesystem::copy_file(d() + "/camb.mp4", d() + "/v.cama.mp4", std::filesystem::copy_options::overwrite_existing);
+    const std::string before = test::read_text(d() + "/v.cama.mp4");
+    auto r = run_cli("track --input " + a() + " --input " + d() + "/v.cama.mp4 --box 10,10,20,20 --video " + d() +
+                         "/v.mp4",
+                     d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("would overwrite the input"), std::string::npos) << r.err;
+    EXPECT_EQ(test::read_text(d() + "/v.cama.mp4"), before);
+    // Two flags whose per-stream files meet: --csv s.json and --json s.json both give
+    // s.cama.json.
+    r = run_cli("track --input " + a() + " --input " + b() + " --csv " + d() + "/s.json --json " + d() + "/s.json", d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("would write the same file"), std::string::npos) << r.err;
+    // A device cannot be split per stream (/dev/null can be shared).
+    r = run_cli("track --input " + a() + " --input " + b() + " --csv /dev/zero", d());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("is a device or FIFO"), std::string::npos) << r.err;
+    EXPECT_EQ(run_cli("track --input " + a() + " --input " + b() + " -k cpu_fast -q --csv /dev/null --frames 3", d())
+                  .exit_code,
+              0);
+}
+
+TEST(StreamNames, FromTheInputsFileNameMadeUnique) {
+    EXPECT_EQ(stream_name_of("/data/cam1.mp4"), "cam1");
+    EXPECT_EQ(stream_name_of("/dev/video0"), "video0");
+    EXPECT_EQ(stream_name_of("seq/img/%05d.jpg"), "seq");
+    EXPECT_EQ(stream_name_of("otb/Basketball/"), "Basketball");
+    EXPECT_EQ(stream_name_of("rtsp://cam.local/live/cam3?user=x"), "cam3");
+    EXPECT_EQ(stream_name_of("rtsp://10.0.0.7:554"), "10.0.0.7_554");
+    EXPECT_EQ(stream_name_of("-"), "stdin");
+    EXPECT_EQ(stream_name_of("pipe:0"), "stdin");
+    EXPECT_EQ(stream_name_of("a dir/my clip (1).mkv"), "my_clip__1_");
+    EXPECT_EQ(stream_name_of(".hidden.mp4"), "hidden");
+    const std::vector<std::string> names =
+        unique_stream_names({"a/cam.mp4", "b/cam.mp4", "c/cam-2.mp4", "d/cam.mkv", "/dev/video0"});
+    EXPECT_EQ(names, (std::vector<std::string>{"cam", "cam-3", "cam-2", "cam-4", "video0"}));
+}
+
+TEST(StreamNames, PerStreamOutputPaths) {
+    std::string p, e;
+    ASSERT_TRUE(stream_output_path("out.csv", "cam1", "--csv", &p, &e));
+    EXPECT_EQ(p, "out.cam1.csv");
+    ASSERT_TRUE(stream_output_path("res.d/out", "cam1", "--otb", &p, &e));
+    EXPECT_EQ(p, "res.d/out.cam1");
+    ASSERT_TRUE(stream_output_path("frames/%05d.png", "cam1", "--video", &p, &e));
+    EXPECT_EQ(p, "frames/%05d.cam1.png");
+    ASSERT_TRUE(stream_output_path("/dev/null", "cam1", "--csv", &p, &e));
+    EXPECT_EQ(p, "/dev/null");
+    ASSERT_TRUE(stream_output_path("", "cam1", "--csv", &p, &e));
+    EXPECT_EQ(p, "");
+    EXPECT_FALSE(stream_output_path("/dev/zero", "cam1", "--json", &p, &e));
+}
+
+TEST(InputsList, CommentsQuotesAndLineNumbers) {
+    std::vector<InputEntry> entries;
+    std::string e;
+    ASSERT_TRUE(parse_inputs_list("# head\n\n  a.mp4 1,2,3,4 5,6,7,8 # two\n\"my clip.mp4\"\t1,1,9,9\r\nurl://x#frag 1,2,3,4\n",
+                                  "l.txt", &entries, &e))
+        << e;
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[0].input, "a.mp4");
+    EXPECT_EQ(entries[0].boxes.size(), 2u);
+    EXPECT_EQ(entries[0].line, 3);
+    EXPECT_FLOAT_EQ(entries[0].boxes[1].x, 5);
+    EXPECT_EQ(entries[1].input, "my clip.mp4");
+    EXPECT_EQ(entries[2].input, "url://x#frag");  // '#' starts a comment only at a field's start
+    entries.clear();
+    EXPECT_FALSE(parse_inputs_list("a.mp4 1,2,3,4\nb.mp4 nope\n", "l.txt", &entries, &e));
+    EXPECT_EQ(e.rfind("l.txt line 2: ", 0), 0u) << e;
+    EXPECT_FALSE(parse_inputs_list("\"a.mp4 1,2,3,4\n", "l.txt", &entries, &e));
+    EXPECT_EQ(e, "l.txt line 1: unclosed '\"'");
+    EXPECT_FALSE(parse_inputs_list("# nothing\n\n", "l.txt", &entries, &e));
+    EXPECT_NE(e.find("names no input"), std::string::npos) << e;
+}
+
+// The first SIGINT finishes every stream's outputs: rows whole, JSON documents closed, the
+// summary written, exit 130.
+TEST_F(Streams, SigintFinishesEveryStreamsOutputs) {
+    const std::string o = d() + "/sig";
+    const auto s = test::spawn_cli({"track", "--input", d() + "/cama.mp4", "--box", box_text(truth_a_[0]), "--input",
+                                    d() + "/camb.mp4", "--box", box_text(truth_b_[0]), "-k", "cpu_fast", "--realtime",
+                                    "--csv", o + ".csv", "--json", o + ".json"},
+                                   d(), "sig");
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // 40 frames at 25 fps take 1.6 s
+    kill(s.pid, SIGINT);
+    const auto r = test::wait_cli(s, 60);
+    EXPECT_EQ(r.exit_code, 130) << r.err;
+    for (const char* name : {"cama", "camb"}) {
+        SCOPED_TRACE(name);
+        const auto rows = boxes_of(o + "." + name + ".csv");
+        EXPECT_GT(rows.size(), 0u);
+        EXPECT_LT(rows.size(), 30u);
+        const auto doc = nlohmann::json::parse(test::read_text(o + "." + name + ".json"));
+        EXPECT_EQ(doc["results"].size(), rows.size());
+        EXPECT_EQ(doc["interrupted"], "SIGINT");
+    }
+    const auto sum = nlohmann::json::parse(test::read_text(o + ".json"));
+    EXPECT_EQ(sum["interrupted"], "SIGINT");
+    EXPECT_EQ(sum["exit_code"], 130);
+}
+
+}  // namespace
+}  // namespace corrtrack
