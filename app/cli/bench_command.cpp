@@ -32,7 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
-#include "app/cli/e2e_bench.h"
+#include "app/bench/e2e_bench.h"
 #include "app/cli/commands.h"
 #include "app/cli/output_paths.h"
 #include "app/eval/plot.h"
