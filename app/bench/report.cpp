@@ -280,18 +280,17 @@ Report make_report(const BenchOptions& o) {
 int finish_report(const BenchOptions& o, const Plan& plan, Report rep, std::vector<Result> results) {
     std::set<std::string> seen;
     for (const Result& r : results) seen.insert(std::string(r.kernel->name) + "|" + r.c.key());
+    const std::vector<KernelCase> cases = plan.cases();
     for (const KernelEntry* k : plan.kernels)
-        for (Size size : plan.sizes)
-            for (Size templ : plan.templates)
-                for (Mode mode : plan.modes) {
-                    Result r;
-                    r.kernel = k;
-                    r.c = KernelCase{size, templ, mode};
-                    if (seen.count(std::string(k->name) + "|" + r.c.key())) continue;
-                    r.status = Status::kSkipped;
-                    r.note = "not run: the bench stopped after a hung case";
-                    results.push_back(std::move(r));
-                }
+        for (const KernelCase& c : cases) {
+            if (seen.count(std::string(k->name) + "|" + c.key())) continue;
+            Result r;
+            r.kernel = k;
+            r.c = c;
+            r.status = Status::kSkipped;
+            r.note = "not run: the bench stopped after a hung case";
+            results.push_back(std::move(r));
+        }
     std::string error;
     // Rows in the table's column order: kernel, size, template, mode.
     const auto index_of = [](const auto& v, const auto& x) {
