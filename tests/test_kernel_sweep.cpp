@@ -1,16 +1,23 @@
-// Every registered kernel against cpu_ref: random frames, asymmetric templates from 1x1 to
-// 128x128 plus the largest supported (256x256), widths that are not a multiple of 4, rois at
-// the frame edges, flat windows, a flat template. Outputs sit inside NaN guard bands and are
+// Every registered kernel against cpu_ref on the checked cases of the case list that the bench
+// also draws from (app/bench/cases.h): random frames, asymmetric templates from 1x1 to 128x128
+// plus the largest supported (256x256), widths that are not a multiple of 4, rois at the frame
+// edges, flat windows, a flat template, the bench's centred tracking window, and its cheaper
+// timed cases themselves (1080p and 4K windows). Outputs sit inside NaN guard bands and are
 // poisoned before each run, so a stray or missing write fails. Batched cases stack 2 to 4
-// templates (one roi for all, or an atlas of rois a roi height apart) and check the stacked
-// maps. CUDA kernels run on device copies; without a GPU they are skipped with a message.
+// templates (one roi for all, an atlas of rois a roi height apart, the bench's --batch atlas of
+// windows) and check the stacked maps. CUDA kernels run on device copies; without a GPU they
+// are skipped with a message. The data comes from tests/support/random_image.h (not the
+// bench's generator).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <string>
 
+#include "app/bench/cases.h"
 #include "corrtrack/correlator.h"
 #include "tests/support/random_image.h"
 
@@ -19,43 +26,8 @@ namespace {
 
 using test::OwnedImage;
 
-// How the frame sits in memory: a cudaMallocPitch-style aligned pitch, an odd pitch, or a
-// view whose first byte is not aligned (a crop of a larger buffer).
-enum class Layout { kAligned, kOddPitch, kUnalignedBase };
-
-struct SweepCase {
-    Size frame;
-    Size templ;
-    Rect roi;            // width/height 0: the whole frame
-    bool flat_patch;     // paint a flat rectangle larger than the template into the roi
-    bool flat_template;
-    Layout layout = Layout::kAligned;
-};
-
-std::vector<SweepCase> sweep_cases() {
-    std::vector<SweepCase> c;
-    const Size templates[] = {{1, 1},   {2, 3},   {3, 2},   {5, 7},   {7, 5},    {8, 8},   {13, 9},
-                              {16, 16}, {17, 31}, {31, 17}, {32, 32}, {33, 5},   {48, 24}, {63, 65},
-                              {64, 64}, {97, 50}, {100, 127}, {128, 128}, {256, 256}};
-    int i = 0;
-    for (Size t : templates) {
-        const Size frame{t.width + 37 + (i * 13) % 61, t.height + 29 + (i * 7) % 43};
-        // Alternate: full frame; roi touching the right/bottom edges; roi at the top-left;
-        // an interior roi with an odd (unaligned) x.
-        Rect roi;
-        switch (i % 4) {
-            case 0: roi = {0, 0, frame.width, frame.height}; break;
-            case 1: roi = {frame.width - t.width - 20, frame.height - t.height - 9, t.width + 20, t.height + 9}; break;
-            case 2: roi = {0, 0, t.width + 11, t.height + 14}; break;
-            default: roi = {3, 5, frame.width - 10, frame.height - 8}; break;
-        }
-        c.push_back({frame, t, roi, i % 3 == 1, false, static_cast<Layout>(i % 3)});
-        ++i;
-    }
-    c.push_back({{90, 70}, {12, 10}, {0, 0, 90, 70}, false, true, Layout::kOddPitch});
-    c.push_back({{333, 171}, {45, 27}, {1, 1, 331, 169}, true, false, Layout::kUnalignedBase});
-    return c;
-}
+using bench::KernelCase;
+using bench::Layout;
 
 struct Prepared {
     OwnedImage frame, templ;
@@ -71,69 +43,24 @@ Size stacked_out_size(const NccProblem& p) {
     return {o.width, o.height * p.templates};
 }
 
-Prepared prepare(const SweepCase& sc, std::uint32_t seed) {
+// A case's data and the oracle's maps: a random frame of the problem's frame size (a window
+// batch's atlas), `batch` random asymmetric templates stacked vertically, a flat patch in the
+// last roi and a flat template where the case asks for them.
+Prepared prepare(const KernelCase& kc, std::uint32_t seed) {
     Prepared p;
-    p.frame = test::random_image(sc.frame.width, sc.frame.height, seed);
-    p.templ = test::random_image(sc.templ.width, sc.templ.height, seed + 1000);
-    const Rect roi = sc.roi.width > 0 ? sc.roi : Rect{0, 0, sc.frame.width, sc.frame.height};
-    if (sc.flat_patch)
-        test::fill_rect(p.frame, {roi.x + 1, roi.y + 1, std::min(roi.width - 1, sc.templ.width + 6),
-                                  std::min(roi.height - 1, sc.templ.height + 4)}, 141);
-    if (sc.flat_template) std::fill(p.templ.pixels.begin(), p.templ.pixels.end(), 99);
-    p.problem = {sc.frame, sc.templ, roi, 1};
-    const Size o = p.problem.out_size();
-    p.expected.assign(static_cast<std::size_t>(o.width) * o.height, NAN);
-    auto ref = make_correlator("cpu_ref");
-    ref->set_template(p.templ.view(), nullptr);
-    ref->run(p.frame.view(), p.problem, {p.expected.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
-    return p;
-}
-
-// Several templates in one run: `templates` random asymmetric templates stacked vertically,
-// template k searching roi shifted down by k * step rows (step < 0: the roi's height, an
-// atlas of equal patches as the tracker builds it).
-struct BatchCase {
-    Size frame;
-    Size templ;
-    Rect roi;
-    int templates;
-    int step;
-    int flat_template = -1;  // this template is flat (scores exactly 0 everywhere)
-    bool flat_patch = false;  // a flat rectangle larger than the template in the last roi
-    Layout layout = Layout::kAligned;
-};
-
-std::vector<BatchCase> batch_cases() {
-    return {
-        // Every template against the same offset roi (JPDC one-to-many), width 13.
-        {{120, 90}, {13, 9}, {5, 7, 60, 40}, 2, 0},
-        // Atlas: three patches a roi height apart, odd pitch, width 7.
-        {{101, 150}, {7, 5}, {3, 2, 40, 30}, 3, -1, -1, false, Layout::kOddPitch},
-        // Atlas of four at an unaligned base, width 33 (not a multiple of 4), a flat patch.
-        {{200, 200}, {33, 17}, {11, 9, 70, 45}, 4, -1, -1, true, Layout::kUnalignedBase},
-        // Same roi for four, one of them flat, plus a flat patch.
-        {{150, 100}, {16, 16}, {9, 3, 100, 90}, 4, 0, 2, true},
-        // The tracker's atlas exactly: the frame is the atlas, roi at its origin, width 27.
-        {{27, 63}, {5, 7}, {0, 0, 27, 21}, 3, -1, 1},
-        // Any step: overlapping rois 7 rows apart, odd pitch.
-        {{80, 70}, {9, 11}, {4, 6, 50, 40}, 2, 7, -1, false, Layout::kOddPitch},
-        // A larger template over an atlas of two, width 61.
-        {{300, 230}, {61, 48}, {2, 3, 150, 110}, 2, -1},
-    };
-}
-
-Prepared prepare_batch(const BatchCase& bc, std::uint32_t seed) {
-    Prepared p;
-    p.frame = test::random_image(bc.frame.width, bc.frame.height, seed);
-    p.templ = test::random_image(bc.templ.width, bc.templ.height * bc.templates, seed + 1000);
-    if (bc.flat_template >= 0)
-        test::fill_rect(p.templ, {0, bc.flat_template * bc.templ.height, bc.templ.width, bc.templ.height}, 77);
-    const int step = bc.step < 0 ? bc.roi.height : bc.step;
-    p.problem = {bc.frame, bc.templ, bc.roi, bc.templates, step};
-    if (bc.flat_patch) {
-        const Rect last = p.problem.roi_of(bc.templates - 1);
-        test::fill_rect(p.frame, {last.x + 1, last.y + 1, std::min(last.width - 1, bc.templ.width + 6),
-                                  std::min(last.height - 1, bc.templ.height + 4)}, 141);
+    p.problem = kc.problem();
+    const Size frame = p.problem.frame;
+    p.frame = test::random_image(frame.width, frame.height, seed);
+    p.templ = test::random_image(kc.templ.width, kc.templ.height * p.problem.templates, seed + 1000);
+    if (kc.flat_template >= 0) {
+        // A single flat template keeps the value the sweep always used for it (99).
+        const std::uint8_t value = p.problem.templates == 1 ? 99 : 77;
+        test::fill_rect(p.templ, {0, kc.flat_template * kc.templ.height, kc.templ.width, kc.templ.height}, value);
+    }
+    if (kc.flat_patch) {
+        const Rect last = p.problem.roi_of(p.problem.templates - 1);
+        test::fill_rect(p.frame, {last.x + 1, last.y + 1, std::min(last.width - 1, kc.templ.width + 6),
+                                  std::min(last.height - 1, kc.templ.height + 4)}, 141);
     }
     const Size o = stacked_out_size(p.problem);
     p.expected.assign(static_cast<std::size_t>(o.width) * o.height, NAN);
@@ -141,6 +68,19 @@ Prepared prepare_batch(const BatchCase& bc, std::uint32_t seed) {
     ref->set_template(p.templ.view(), nullptr);
     ref->run(p.frame.view(), p.problem, {p.expected.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
     return p;
+}
+
+// prepare() once per case and seed for the whole binary: every kernel is checked against the
+// same data, and the oracle (and the 1080p and 4K frames) are made only once.
+const Prepared& prepared(const KernelCase& kc, std::uint32_t seed) {
+    static std::map<std::pair<std::string, std::uint32_t>, Prepared> cache;
+    const NccProblem pr = kc.problem();
+    const std::string key = kc.key() + "|" + std::to_string(pr.roi.x) + "," + std::to_string(pr.roi.y) + "," +
+                            std::to_string(pr.roi.width) + "," + std::to_string(pr.roi.height) + "|" +
+                            std::to_string(pr.templates) + "|" + std::to_string(pr.template_roi_step);
+    auto it = cache.find({key, seed});
+    if (it == cache.end()) it = cache.emplace(std::make_pair(key, seed), prepare(kc, seed)).first;
+    return it->second;
 }
 
 // Compares a guarded run with the expected maps: every position within 1e-4, no write outside.
@@ -219,11 +159,11 @@ TEST_P(KernelSweep, MatchesCpuRef) {
     ASSERT_NE(entry, nullptr);
     if (!entry->available()) GTEST_SKIP() << GetParam() << ": no CUDA GPU on this machine, GPU sweep skipped";
     auto kernel = entry->create();
-    const auto cases = sweep_cases();
+    const auto cases = bench::cases_for(bench::kCheck, false);
     int checked = 0;
     for (std::size_t c = 0; c < cases.size(); ++c) {
-        const SweepCase& sc = cases[c];
-        const Prepared p = prepare(sc, 1234 + static_cast<std::uint32_t>(c) * 17);
+        const KernelCase& sc = cases[c];
+        const Prepared& p = prepared(sc, 1234 + static_cast<std::uint32_t>(c) * 17);
         std::string why;
         if (!kernel->supports(p.problem, &why)) {
             EXPECT_FALSE(why.empty()) << GetParam() << " refuses a case without a reason";
@@ -253,10 +193,10 @@ TEST_P(KernelSweep, BatchedTemplatesMatchCpuRef) {
     ASSERT_NE(entry, nullptr);
     if (!entry->available()) GTEST_SKIP() << GetParam() << ": no CUDA GPU on this machine, GPU batch sweep skipped";
     auto kernel = entry->create();
-    const auto cases = batch_cases();
+    const auto cases = bench::cases_for(bench::kCheck, true);
     for (std::size_t c = 0; c < cases.size(); ++c) {
-        const BatchCase& bc = cases[c];
-        const Prepared p = prepare_batch(bc, 777 + static_cast<std::uint32_t>(c) * 31);
+        const KernelCase& bc = cases[c];
+        const Prepared& p = prepared(bc, 777 + static_cast<std::uint32_t>(c) * 31);
         const NccProblem& prob = p.problem;
         const std::string where = GetParam() + " batch case " + std::to_string(c) + ": " +
                                   std::to_string(prob.templates) + " templates " + std::to_string(bc.templ.width) +
@@ -282,9 +222,9 @@ TEST_P(KernelSweep, BatchedTemplatesMatchCpuRef) {
 // its shifted roi, so the stacking and the step mean what correlator.h says.
 TEST(BatchedProblem, CpuRefBatchEqualsOneRunPerTemplate) {
     auto ref = make_correlator("cpu_ref");
-    const auto cases = batch_cases();
+    const auto cases = bench::cases_for(bench::kCheck, true);
     for (std::size_t c = 0; c < cases.size(); ++c) {
-        const Prepared p = prepare_batch(cases[c], 777 + static_cast<std::uint32_t>(c) * 31);
+        const Prepared& p = prepared(cases[c], 777 + static_cast<std::uint32_t>(c) * 31);
         const NccProblem& batch = p.problem;
         std::string why;
         ASSERT_TRUE(ref->supports(batch, &why)) << "cpu_ref must support batch case " << c << ": " << why;

@@ -1,4 +1,4 @@
-#include "app/cli/e2e_bench.h"
+#include "app/bench/e2e_bench.h"
 
 #include <algorithm>
 #include <cmath>
