@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/io/annotate.h"
+#include "app/util/colour.h"
 
 namespace corrtrack {
 namespace {

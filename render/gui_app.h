@@ -1,9 +1,12 @@
 // The desktop GUI: opens an input, tracks one or more targets frame by frame and shows them
 // with their NCC heatmaps, panels for kernels, tracker settings, timings, A/B and export; a
-// screenshot mode renders N frames into a PNG and exits.
+// screenshot mode renders N frames into a PNG and exits. run_gui() is the main loop
+// (gui_app.cpp); the parts are gui_controller.* (owner and glue), gui_playback.*,
+// gui_targets.*, gui_ab.*, gui_export.*, gui_screen.* and gui_log.*.
 // Thread rules: run_gui() runs on the main thread (GLFW, GL, ImGui, the one MultiTracker for
-// all targets); the frame pipeline's decode thread is the only other thread. One CUDA stream,
-// the tracker's, carries NVDEC's output, the kernels and the interop sinks' map/convert/unmap.
+// all targets); the frame pipeline's decode thread and, while recording, the video queue's
+// writer thread are the only other threads. One CUDA stream, the tracker's, carries NVDEC's
+// output, the kernels and the interop sinks' map/convert/unmap.
 #pragma once
 
 #include <string>

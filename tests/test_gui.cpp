@@ -27,7 +27,9 @@
 
 #include "app/track/tracker.h"
 #include "corrtrack/correlator.h"
+#include "app/io/frame_source.h"
 #include "render/colormap.h"
+#include "render/gui_export.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/synthetic_clip.h"
 
@@ -668,6 +670,56 @@ TEST(GuiTracker, RemoveTargetLeavesTheOthersAsTheyWere) {
         EXPECT_EQ(both.options().search_factor, 3.0);
         EXPECT_EQ(both.stream(), stream);
     }
+}
+
+// The GUI's recording goes through the CLI's video queue and annotate_frame(): every frame
+// recorded comes back from the file, with the box drawn in the target's colour. Host RGB
+// frames only (no GL needed: the frame sink is read back only for frames without host RGB).
+TEST(GuiExport, RecordingWritesEveryFrameThroughTheVideoQueue) {
+    TempDir dir("gui_export");
+    GuiModel model;
+    model.video_path = dir.path() + "/rec.mp4";
+    EventLog log;
+    GuiExport out(model, log);
+    const Size size{160, 120};
+    out.toggle_recording(true, 10.0, size);
+    ASSERT_TRUE(out.recording()) << model.export_message;
+    Frame f;
+    f.width = size.width;
+    f.height = size.height;
+    f.rgb.assign(static_cast<std::size_t>(size.width) * 3 * size.height, 100);
+    std::unique_ptr<FrameSink> sink = make_cpu_frame_sink();
+    AnnotatedTarget t;
+    t.box = {40, 30, 48, 40};
+    t.color = {60, 255, 90};
+    const int kFrames = 12;
+    for (int i = 0; i < kFrames; ++i) {
+        f.index = i;
+        out.record(f, *sink, {t});
+    }
+    EXPECT_EQ(model.recorded_frames, kFrames);
+    out.toggle_recording(true, 10.0, size);
+    EXPECT_FALSE(out.recording());
+    EXPECT_FALSE(model.export_error) << model.export_message;
+    EXPECT_NE(model.export_message.find("(12 frames)"), std::string::npos) << model.export_message;
+
+    std::string error;
+    SourceOptions so;
+    so.input = model.video_path;
+    so.want_rgb = true;
+    auto video = FrameSource::open(so, &error);
+    ASSERT_TRUE(video) << error;
+    Frame g;
+    long n = 0;
+    int green = 0;
+    while (video->read(g) == ReadStatus::kFrame) {
+        ++n;
+        // The box's top edge (row 30, 2 px thick outwards) is green on the grey frame.
+        const std::uint8_t* p = g.rgb.data() + (30 * g.width + 64) * 3;
+        green = std::max(green, p[1] - p[0]);
+    }
+    EXPECT_EQ(n, kFrames);
+    EXPECT_GT(green, 60) << "the box is not drawn";
 }
 
 }  // namespace

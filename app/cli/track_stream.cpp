@@ -204,6 +204,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     const auto t_start = std::chrono::steady_clock::now();
     auto t_progress = t_start;
 
+    std::vector<AnnotatedTarget> shown;  // what the video shows of a frame (capacity kept)
     auto on_frame = [&](const LoopFrame& lf, std::vector<TrackResult>& results, std::string* why) {
         if (lf.first && !a.quiet)
             std::fprintf(stderr, "corrtrack%s: kernel %s%s\n", tag.c_str(), kernel.c_str(),
@@ -245,16 +246,18 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
             slot->rgb.assign(f->rgb.begin(), f->rgb.end());
             slot->width = f->width;
             slot->height = f->height;
-            Overlay& o = slot->overlay;
-            o.clear();
-            o.heat_side = std::min(160, f->width / 4);
+            shown.resize(results.size());
             for (std::size_t i = 0; i < results.size(); ++i) {
-                if (a.heatmap && !lf.first) {
-                    o.windows.push_back(tracker.last_map_region(results[i].id));
-                    if (i == 0) o.set_heat(tracker.last_map(results[0].id));
+                AnnotatedTarget& t = shown[i];
+                t.box = results[i].box;
+                t.color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
+                t.searched = a.heatmap && !lf.first;
+                if (t.searched) {
+                    t.window = tracker.last_map_region(results[i].id);
+                    t.map = i == 0 ? tracker.last_map(results[0].id) : MapView{};
                 }
-                o.boxes.push_back({results[i].box, results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90}});
             }
+            annotate_frame(&slot->overlay, f->width, shown);
             out.video->submit(slot);
         }
         const double render_ms = out.video_path.empty() ? 0.0

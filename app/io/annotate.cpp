@@ -48,16 +48,6 @@ void draw_dashed_box(RgbImage img, const BoxF& box, Rgb color) {
         }
 }
 
-Rgb turbo(float t) {
-    // Polynomial fit of Google's Turbo colormap (Mikhailov, 2019), accurate to a few levels.
-    t = std::clamp(t, 0.0f, 1.0f);
-    const float r = 0.13572138f + t * (4.61539260f + t * (-42.66032258f + t * (132.13108234f + t * (-152.94239396f + t * 59.28637943f))));
-    const float g = 0.09140261f + t * (2.19418839f + t * (4.84296658f + t * (-14.18503333f + t * (4.27729857f + t * 2.82956604f))));
-    const float b = 0.10667330f + t * (12.64194608f + t * (-60.58204836f + t * (110.36276771f + t * (-89.90310912f + t * 27.34824973f))));
-    auto q = [](float v) { return static_cast<std::uint8_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };
-    return {q(r), q(g), q(b)};
-}
-
 void draw_heatmap_inset(RgbImage img, const MapView& map, int x, int y, int max_side) {
     if (map.width <= 0 || map.height <= 0) return;
     const double k = static_cast<double>(max_side) / std::max(map.width, map.height);
@@ -94,6 +84,19 @@ void draw_overlay(RgbImage img, const Overlay& o) {
         draw_heatmap_inset(img, m, o.heat_x, o.heat_y, o.heat_side);
     }
     for (const OverlayBox& b : o.boxes) draw_box(img, b.box, b.color, 2);
+}
+
+void annotate_frame(Overlay* o, int frame_width, const std::vector<AnnotatedTarget>& targets) {
+    o->clear();
+    o->heat_side = std::min(160, frame_width / 4);
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        const AnnotatedTarget& t = targets[i];
+        if (t.searched) {
+            o->windows.push_back(t.window);
+            if (i == 0) o->set_heat(t.map);
+        }
+        o->boxes.push_back({t.box, t.color});
+    }
 }
 
 }  // namespace corrtrack

@@ -1,19 +1,18 @@
 // Drawing on RGB24 frames for the annotated output video: boxes, a search-window outline and
-// a colour-mapped NCC heatmap inset.
-// Thread rules: pure functions over caller-owned pixels.
+// a colour-mapped NCC heatmap inset. annotate_frame() says what goes on a frame; both
+// `corrtrack track --video` and the GUI's recording call it, and their writer thread
+// (app/io/async_video.h) draws it with draw_overlay().
+// Thread rules: pure functions over caller-owned pixels and overlays.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "app/track/types.h"
+#include "app/util/colour.h"
 #include "corrtrack/image.h"
 
 namespace corrtrack {
-
-struct Rgb {
-    std::uint8_t r, g, b;
-};
 
 struct RgbImage {
     std::uint8_t* data;
@@ -48,7 +47,18 @@ struct Overlay {
 };
 void draw_overlay(RgbImage img, const Overlay& overlay);
 
-// The turbo colormap at t in [0, 1].
-Rgb turbo(float t);
+// One target as the annotated video shows it.
+struct AnnotatedTarget {
+    BoxF box;
+    Rgb color;
+    bool searched = false;  // it has a search window and map this frame (tracked, and wanted)
+    BoxF window;            // the search window (the tracker's last_map_region)
+    MapView map;            // its NCC map in host memory (the tracker's last_map)
+};
+// What the annotated video draws on a frame `frame_width` pixels wide, into `overlay` (refilled,
+// capacity kept): the dashed search window of every searched target, the first target's NCC
+// map as an inset in the top-left corner (at most 160 px or a quarter of the frame on its
+// longer side) when it was searched, and every box, 2 px, on top.
+void annotate_frame(Overlay* overlay, int frame_width, const std::vector<AnnotatedTarget>& targets);
 
 }  // namespace corrtrack
