@@ -19,7 +19,7 @@ struct TrackerOptions {
     double window_speed = 0.0;      // the window's margin also grows by this many frames of the
                                     // target's recent speed (fast targets stay inside it)
     int max_template_side = 32;     // larger boxes are matched at a reduced scale
-    int min_template_side = 0;      // ... but never so reduced that the shorter side falls
+    int min_template_side = 12;     // ... but never so reduced that the shorter side falls
                                     // below this (thin targets; 0: no floor)
     UpdatePolicy update = UpdatePolicy::kBlend;
     double blend_rate = 0.08;       // weight of the new appearance in a blend update
