@@ -16,7 +16,7 @@ extern "C" {
 namespace {
 
 // The first byte picks the name the bytes go by: demuxers use the extension as a hint.
-const char* const kNames[] = {"in.mkv", "in.mp4", "in.avi", "in.ts", "in.mov", "in.png", "in.jpg", "in.webm",
+const char* const kNames[] = {"in.mkv", "in.mp4", "in.avi", "in.ts",  "in.mov",  "in.png", "in.jpg", "in.webm",
                               "in.y4m", "in.gif", "in.bmp", "in.nut", "in.h264", "in.mpg", "in.flv", "in"};
 
 }  // namespace

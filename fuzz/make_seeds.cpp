@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
         unsigned char hint;
         const char* codec;
     };
-    const Clip clips[] = {{"c.mkv", 0, ""},      {"c.mp4", 1, ""},    {"c.avi", 2, ""}, {"c.ts", 3, ""},
-                          {"c.mov", 4, ""},      {"m.mkv", 0, "mjpeg"}, {"p.mkv", 0, "png"}, {"g.avi", 2, "mpeg4"}};
+    const Clip clips[] = {{"c.mkv", 0, ""}, {"c.mp4", 1, ""},      {"c.avi", 2, ""},    {"c.ts", 3, ""},
+                          {"c.mov", 4, ""}, {"m.mkv", 0, "mjpeg"}, {"p.mkv", 0, "png"}, {"g.avi", 2, "mpeg4"}};
     int written = 0;
     for (const Clip& c : clips) {
         SyntheticClipSpec s = spec;

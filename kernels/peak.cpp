@@ -25,8 +25,8 @@ Peak find_peak(const MapView& map, PeakOptions opt) {
     if (pk.y > 0 && pk.y + 1 < map.height)
         pk.sub_y += parabolic_offset(map.row(pk.y - 1)[pk.x], pk.score, map.row(pk.y + 1)[pk.x]);
 
-    const int radius = opt.exclusion_radius > 0 ? opt.exclusion_radius
-                                                : std::max(2, std::min(map.width, map.height) / 8);
+    const int radius =
+        opt.exclusion_radius > 0 ? opt.exclusion_radius : std::max(2, std::min(map.width, map.height) / 8);
     double sum = 0, sum_sq = 0;
     long long count = 0;
     float second = -1.0f;

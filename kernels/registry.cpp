@@ -17,22 +17,40 @@ const std::vector<KernelEntry>& kernel_registry() {
             {"cpu_fast", Device::kCpu, "integral images + direct or FFTW numerator, all cores", always, make_cpu_fast},
         };
 #if CORRTRACK_HAVE_OPENCV
-        e.push_back({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED, a peer", cpu_opencv_available, make_cpu_opencv});
+        e.push_back({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED, a peer", cpu_opencv_available,
+                     make_cpu_opencv});
 #endif
         // CUDA kernels (kernels/cuda/): each line lands with its kernel, sweep row and bench row.
-        e.push_back({"cuda_tex", Device::kCuda, "one thread per position, texture reads (Handbook corrTexTex)", cuda_kernels_available, make_cuda_tex});
-        e.push_back({"cuda_shared", Device::kCuda, "shared-memory tile + overfetch, 4-byte loads (Handbook corrShared)", cuda_kernels_available, make_cuda_shared});
-        e.push_back({"cuda_shared_u4", Device::kCuda, "shared-memory tile + overfetch, 16-byte uint4 loads", cuda_kernels_available, make_cuda_shared_u4});
-        e.push_back({"cuda_dp4a", Device::kCuda, "shared tile as words, 4 pixels per unsigned DP4A (Handbook corrShared4Dp4a)", cuda_kernels_available, make_cuda_dp4a});
-        e.push_back({"cuda_dp4a_ilp", Device::kCuda, "DP4A, several output columns per thread for ILP (Handbook corrShared4Dp4aIlp)", cuda_kernels_available, make_cuda_dp4a_ilp});
+        e.push_back({"cuda_tex", Device::kCuda, "one thread per position, texture reads (Handbook corrTexTex)",
+                     cuda_kernels_available, make_cuda_tex});
+        e.push_back({"cuda_shared", Device::kCuda, "shared-memory tile + overfetch, 4-byte loads (Handbook corrShared)",
+                     cuda_kernels_available, make_cuda_shared});
+        e.push_back({"cuda_shared_u4", Device::kCuda, "shared-memory tile + overfetch, 16-byte uint4 loads",
+                     cuda_kernels_available, make_cuda_shared_u4});
+        e.push_back({"cuda_dp4a", Device::kCuda,
+                     "shared tile as words, 4 pixels per unsigned DP4A (Handbook corrShared4Dp4a)",
+                     cuda_kernels_available, make_cuda_dp4a});
+        e.push_back({"cuda_dp4a_ilp", Device::kCuda,
+                     "DP4A, several output columns per thread for ILP (Handbook corrShared4Dp4aIlp)",
+                     cuda_kernels_available, make_cuda_dp4a_ilp});
         // JPDC warp-shuffle family, the cuFFT baseline, and auto (which times the ones above it): keep auto last.
-        e.push_back({"cuda_shuffle", Device::kCuda, "JPDC warp shuffle: 32-lane register buffers, template broadcast", cuda_kernels_available, make_cuda_shuffle});
-        e.push_back({"cuda_shuffle_split", Device::kCuda, "JPDC split-row: template rows shared among warps, atomicAdd", cuda_kernels_available, make_cuda_shuffle_split});
-        e.push_back({"cuda_shuffle_grouped", Device::kCuda, "JPDC grouped-overlap: 4 vertical outputs per thread share image rows", cuda_kernels_available, make_cuda_shuffle_grouped});
-        e.push_back({"cuda_warp_per_overlap", Device::kCuda, "JPDC warp-per-overlap: one warp per window, warp reduction", cuda_kernels_available, make_cuda_warp_per_overlap});
-        e.push_back({"cuda_mma", Device::kCuda, "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images", cuda_mma_available, make_cuda_mma});
-        e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images", cuda_kernels_available, make_cuda_fft});
-        e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest", cuda_kernels_available, make_auto});
+        e.push_back({"cuda_shuffle", Device::kCuda, "JPDC warp shuffle: 32-lane register buffers, template broadcast",
+                     cuda_kernels_available, make_cuda_shuffle});
+        e.push_back({"cuda_shuffle_split", Device::kCuda, "JPDC split-row: template rows shared among warps, atomicAdd",
+                     cuda_kernels_available, make_cuda_shuffle_split});
+        e.push_back({"cuda_shuffle_grouped", Device::kCuda,
+                     "JPDC grouped-overlap: 4 vertical outputs per thread share image rows", cuda_kernels_available,
+                     make_cuda_shuffle_grouped});
+        e.push_back({"cuda_warp_per_overlap", Device::kCuda,
+                     "JPDC warp-per-overlap: one warp per window, warp reduction", cuda_kernels_available,
+                     make_cuda_warp_per_overlap});
+        e.push_back({"cuda_mma", Device::kCuda,
+                     "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images",
+                     cuda_mma_available, make_cuda_mma});
+        e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images",
+                     cuda_kernels_available, make_cuda_fft});
+        e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest",
+                     cuda_kernels_available, make_auto});
         return e;
     }();
     return entries;
@@ -40,19 +58,33 @@ const std::vector<KernelEntry>& kernel_registry() {
 
 const std::vector<KernelEntry>& kernel_variants() {
     static const std::vector<KernelEntry> entries = {
-        {"cuda_dp4a_ilp_c2", Device::kCuda, "cuda_dp4a_ilp, 2 columns per thread", cuda_kernels_available, [] { return make_cuda_dp4a_ilp_columns(2); }},
-        {"cuda_dp4a_ilp_c4", Device::kCuda, "cuda_dp4a_ilp, 4 columns per thread", cuda_kernels_available, [] { return make_cuda_dp4a_ilp_columns(4); }},
-        {"cuda_dp4a_ilp_c8", Device::kCuda, "cuda_dp4a_ilp, 8 columns per thread", cuda_kernels_available, [] { return make_cuda_dp4a_ilp_columns(8); }},
-        {"cuda_shuffle_grouped_r2", Device::kCuda, "cuda_shuffle_grouped, 2 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(2); }},
-        {"cuda_shuffle_grouped_r4", Device::kCuda, "cuda_shuffle_grouped, 4 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(4); }},
-        {"cuda_shuffle_grouped_r8", Device::kCuda, "cuda_shuffle_grouped, 8 rows per thread", cuda_kernels_available, [] { return make_cuda_shuffle_grouped_rows(8); }},
-        {"cuda_mma_r8", Device::kCuda, "cuda_mma's first shape: 8 rows per warp, 4 warps, 8-byte A loads", cuda_mma_available, [] { return make_cuda_mma_rows(8); }},
-        {"cuda_mma_r4", Device::kCuda, "cuda_mma's first shape with 4 output rows per warp", cuda_mma_available, [] { return make_cuda_mma_rows(4); }},
-        {"cuda_mma_a32", Device::kCuda, "cuda_mma, A fragments as four 4-byte shared loads (no register-quad moves)", cuda_mma_available, [] { return make_cuda_mma_variant("a32"); }},
-        {"cuda_mma_a32e", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of a row's 4 outputs first", cuda_mma_available, [] { return make_cuda_mma_variant("a32e"); }},
-        {"cuda_mma_a32e2", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of 2 outputs at a time first", cuda_mma_available, [] { return make_cuda_mma_variant("a32e2"); }},
-        {"cuda_mma_r4a32", Device::kCuda, "cuda_mma_a32, 4 output rows per warp (960 blocks at 1080p)", cuda_mma_available, [] { return make_cuda_mma_variant("r4a32"); }},
-        {"cuda_mma_a32_split", Device::kCuda, "cuda_mma_a32, SIT map + finish kernel, integral build overlapped on a second stream", cuda_mma_available, [] { return make_cuda_mma_variant("a32_split"); }},
+        {"cuda_dp4a_ilp_c2", Device::kCuda, "cuda_dp4a_ilp, 2 columns per thread", cuda_kernels_available,
+         [] { return make_cuda_dp4a_ilp_columns(2); }},
+        {"cuda_dp4a_ilp_c4", Device::kCuda, "cuda_dp4a_ilp, 4 columns per thread", cuda_kernels_available,
+         [] { return make_cuda_dp4a_ilp_columns(4); }},
+        {"cuda_dp4a_ilp_c8", Device::kCuda, "cuda_dp4a_ilp, 8 columns per thread", cuda_kernels_available,
+         [] { return make_cuda_dp4a_ilp_columns(8); }},
+        {"cuda_shuffle_grouped_r2", Device::kCuda, "cuda_shuffle_grouped, 2 rows per thread", cuda_kernels_available,
+         [] { return make_cuda_shuffle_grouped_rows(2); }},
+        {"cuda_shuffle_grouped_r4", Device::kCuda, "cuda_shuffle_grouped, 4 rows per thread", cuda_kernels_available,
+         [] { return make_cuda_shuffle_grouped_rows(4); }},
+        {"cuda_shuffle_grouped_r8", Device::kCuda, "cuda_shuffle_grouped, 8 rows per thread", cuda_kernels_available,
+         [] { return make_cuda_shuffle_grouped_rows(8); }},
+        {"cuda_mma_r8", Device::kCuda, "cuda_mma's first shape: 8 rows per warp, 4 warps, 8-byte A loads",
+         cuda_mma_available, [] { return make_cuda_mma_rows(8); }},
+        {"cuda_mma_r4", Device::kCuda, "cuda_mma's first shape with 4 output rows per warp", cuda_mma_available,
+         [] { return make_cuda_mma_rows(4); }},
+        {"cuda_mma_a32", Device::kCuda, "cuda_mma, A fragments as four 4-byte shared loads (no register-quad moves)",
+         cuda_mma_available, [] { return make_cuda_mma_variant("a32"); }},
+        {"cuda_mma_a32e", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of a row's 4 outputs first",
+         cuda_mma_available, [] { return make_cuda_mma_variant("a32e"); }},
+        {"cuda_mma_a32e2", Device::kCuda, "cuda_mma_a32, epilogue loads the table corners of 2 outputs at a time first",
+         cuda_mma_available, [] { return make_cuda_mma_variant("a32e2"); }},
+        {"cuda_mma_r4a32", Device::kCuda, "cuda_mma_a32, 4 output rows per warp (960 blocks at 1080p)",
+         cuda_mma_available, [] { return make_cuda_mma_variant("r4a32"); }},
+        {"cuda_mma_a32_split", Device::kCuda,
+         "cuda_mma_a32, SIT map + finish kernel, integral build overlapped on a second stream", cuda_mma_available,
+         [] { return make_cuda_mma_variant("a32_split"); }},
     };
     return entries;
 }
@@ -75,8 +107,9 @@ std::unique_ptr<Correlator> make_correlator(std::string_view name, std::string* 
         return nullptr;
     }
     if (!e->available()) {
-        if (why) *why = std::string("kernel '") + e->name + "' is not available on this machine" +
-                        (e->device == Device::kCuda ? " (no usable CUDA GPU)" : "");
+        if (why)
+            *why = std::string("kernel '") + e->name + "' is not available on this machine" +
+                   (e->device == Device::kCuda ? " (no usable CUDA GPU)" : "");
         return nullptr;
     }
     return e->create();

@@ -49,7 +49,8 @@ bool AbCompare::run(ImageView frame, const BoxF& search, const BoxF& box, std::s
     templ_.height = t.height;
     templ_.pixels.resize(static_cast<std::size_t>(t.width) * t.height);
     for (int y = 0; y < t.height; ++y) std::copy_n(frame.row(t.y + y) + t.x, t.width, &templ_.pixels[y * t.width]);
-    const ImageView templ{templ_.pixels.data(), t.width, t.height, static_cast<std::size_t>(t.width), MemorySpace::kHost};
+    const ImageView templ{templ_.pixels.data(), t.width, t.height, static_cast<std::size_t>(t.width),
+                          MemorySpace::kHost};
     const ImageView patch = frame.sub(roi_);
 
     double ms[2];
@@ -61,14 +62,16 @@ bool AbCompare::run(ImageView frame, const BoxF& search, const BoxF& box, std::s
             ms[i] = ms_since(t0);
             map_size_ = m.size();
             maps_[i].resize(static_cast<std::size_t>(m.width) * m.height);
-            for (int y = 0; y < m.height; ++y) std::copy_n(m.row(y), m.width, &maps_[i][static_cast<std::size_t>(y) * m.width]);
+            for (int y = 0; y < m.height; ++y)
+                std::copy_n(m.row(y), m.width, &maps_[i][static_cast<std::size_t>(y) * m.width]);
         } catch (const std::exception& e) {
             *error = std::string(i == 0 ? "A: " : "B: ") + e.what();
             return false;
         }
     }
     max_diff_ = 0;
-    for (std::size_t k = 0; k < maps_[0].size(); ++k) max_diff_ = std::max(max_diff_, std::fabs(maps_[0][k] - maps_[1][k]));
+    for (std::size_t k = 0; k < maps_[0].size(); ++k)
+        max_diff_ = std::max(max_diff_, std::fabs(maps_[0][k] - maps_[1][k]));
     for (int i = 0; i < 2; ++i) {
         peak_[i] = find_peak(map(i));
         ms_[i].push_back(ms[i]);

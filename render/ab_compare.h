@@ -30,7 +30,7 @@ public:
     Rect roi() const { return roi_; }
     Size templ_size() const { return templ_.size(); }
     double median_ms(int which) const;
-    double median_ratio() const;         // median over recent frames of time A / time B
+    double median_ratio() const;  // median over recent frames of time A / time B
     int samples() const { return static_cast<int>(ratio_.size()); }
     float max_abs_diff() const { return max_diff_; }
     bool peaks_agree() const { return peak_[0].x == peak_[1].x && peak_[0].y == peak_[1].y; }

@@ -66,34 +66,30 @@ public:
     bool takes_device_frames() const override { return interop_; }
     unsigned texture() const override { return use_cpu_ ? cpu_->texture() : tex_.texture(); }
     Size size() const override { return use_cpu_ ? cpu_->size() : tex_.size(); }
-    const char* path() const override {
-        return use_cpu_ ? cpu_->path() : "CUDA-GL interop (NV12 -> RGBA on the GPU)";
-    }
+    const char* path() const override { return use_cpu_ ? cpu_->path() : "CUDA-GL interop (NV12 -> RGBA on the GPU)"; }
 
 private:
     // False when CUDA refuses the GL context, e.g. GL runs in software or on another GPU.
-    bool resize(Size size) {
-        return tex_.resize(size, GL_LINEAR, "video frames take the texture upload path");
-    }
+    bool resize(Size size) { return tex_.resize(size, GL_LINEAR, "video frames take the texture upload path"); }
 
     // Without interop: both planes to the host on the stream, one wait, the same arithmetic.
     bool upload_through_host(const Nv12Planes& p, const YuvToRgb& k, cudaStream_t stream) {
         const int cw = (p.width + 1) / 2, ch = (p.height + 1) / 2;
         y_.resize(static_cast<std::size_t>(p.width) * p.height);
         uv_.resize(static_cast<std::size_t>(cw) * 2 * ch);
-        CORRTRACK_CUDA(cudaMemcpy2DAsync(y_.data(), p.width, p.y, p.y_pitch, p.width, p.height,
-                                         cudaMemcpyDeviceToHost, stream));
+        CORRTRACK_CUDA(
+            cudaMemcpy2DAsync(y_.data(), p.width, p.y, p.y_pitch, p.width, p.height, cudaMemcpyDeviceToHost, stream));
         if (p.uv)
-            CORRTRACK_CUDA(cudaMemcpy2DAsync(uv_.data(), cw * 2, p.uv, p.uv_pitch, cw * 2, ch,
-                                             cudaMemcpyDeviceToHost, stream));
+            CORRTRACK_CUDA(
+                cudaMemcpy2DAsync(uv_.data(), cw * 2, p.uv, p.uv_pitch, cw * 2, ch, cudaMemcpyDeviceToHost, stream));
         CORRTRACK_CUDA(cudaStreamSynchronize(stream));
         rgb_.resize(y_.size() * 3);
         for (int y = 0; y < p.height; ++y)
             for (int x = 0; x < p.width; ++x) {
                 const std::size_t c = static_cast<std::size_t>(y / 2) * cw * 2 + (x / 2) * 2;
                 std::uint8_t px[4];
-                yuv_to_rgba(y_[static_cast<std::size_t>(y) * p.width + x], p.uv ? uv_[c] : 128,
-                            p.uv ? uv_[c + 1] : 128, k, px);
+                yuv_to_rgba(y_[static_cast<std::size_t>(y) * p.width + x], p.uv ? uv_[c] : 128, p.uv ? uv_[c + 1] : 128,
+                            k, px);
                 std::copy(px, px + 3, &rgb_[(static_cast<std::size_t>(y) * p.width + x) * 3]);
             }
         upload_rgb(rgb_.data(), {p.width, p.height});

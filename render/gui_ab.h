@@ -24,11 +24,11 @@ public:
     // gives the frame in host memory; it is called only when a comparison runs (it may download
     // an NVDEC frame).
     void run(const GuiTarget* target, const MultiTracker& tracker, const std::function<ImageView()>& host_luma);
-    void kernels_changed();   // the panel picked other kernels, or toggled A/B
-    void restyle();           // the heatmap style changed: colour the maps again
+    void kernels_changed();  // the panel picked other kernels, or toggled A/B
+    void restyle();          // the heatmap style changed: colour the maps again
     void upload_heatmaps(const HeatmapStyle& style, Stream stream);
     const HeatmapSink* heat(int which) const { return heat_[which].get(); }
-    void release();           // the GL textures (teardown)
+    void release();  // the GL textures (teardown)
 
 private:
     AbModel& model_;

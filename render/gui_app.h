@@ -22,13 +22,13 @@
 namespace corrtrack {
 
 struct GuiOptions {
-    std::string input;                 // file, pattern, folder, /dev/videoN or URL
-    std::vector<BoxF> boxes;           // targets on the first frame (may be empty: drag one)
+    std::string input;        // file, pattern, folder, /dev/videoN or URL
+    std::vector<BoxF> boxes;  // targets on the first frame (may be empty: drag one)
     TrackerOptions tracker;
     WindowOptions window;
     double read_timeout_s = 5.0;
-    CameraRequest camera;              // --camera-size/-fps/-format: a camera's mode unless the
-                                       // Input panel picks another
+    CameraRequest camera;  // --camera-size/-fps/-format: a camera's mode unless the
+                           // Input panel picks another
     // auto/nvdec: NVDEC when the tracker runs on the GPU and the codec allows; frames then go
     // to GL through CUDA-GL interop where the GL context permits, with no host copy.
     DecodeMode decode = DecodeMode::kAuto;
@@ -36,9 +36,9 @@ struct GuiOptions {
     // window to `screenshot` (PNG), then exit.
     std::string screenshot;
     long frames = 1;
-    bool print_box = false;            // stdout: frame, letterbox, boxes, search windows
-    std::string csv;                   // per-frame rows as they are tracked (track's columns)
-    std::string log;                   // UI events, one JSON object per line
+    bool print_box = false;  // stdout: frame, letterbox, boxes, search windows
+    std::string csv;         // per-frame rows as they are tracked (track's columns)
+    std::string log;         // UI events, one JSON object per line
     bool pause_at_start = false;
     bool max_speed = false;
     HeatmapMode heatmap = HeatmapMode::kOverlay;

@@ -228,19 +228,19 @@ void GuiController::open_from_ui(const std::string& input) {
 
 void GuiController::handle_key(int key, int) {
     switch (key) {
-        case GLFW_KEY_SPACE: toggle_pause(); break;
-        case GLFW_KEY_RIGHT: step(); break;
-        case GLFW_KEY_LEFT: step_back(); break;
-        case GLFW_KEY_EQUAL:
-        case GLFW_KEY_KP_ADD: playback_.change_speed(2.0); break;
-        case GLFW_KEY_MINUS:
-        case GLFW_KEY_KP_SUBTRACT: playback_.change_speed(0.5); break;
-        case GLFW_KEY_R: reset(); break;
-        case GLFW_KEY_Q:
-            quit_ = true;
-            log_quit();
-            break;
-        default: return;
+    case GLFW_KEY_SPACE: toggle_pause(); break;
+    case GLFW_KEY_RIGHT: step(); break;
+    case GLFW_KEY_LEFT: step_back(); break;
+    case GLFW_KEY_EQUAL:
+    case GLFW_KEY_KP_ADD: playback_.change_speed(2.0); break;
+    case GLFW_KEY_MINUS:
+    case GLFW_KEY_KP_SUBTRACT: playback_.change_speed(0.5); break;
+    case GLFW_KEY_R: reset(); break;
+    case GLFW_KEY_Q:
+        quit_ = true;
+        log_quit();
+        break;
+    default: return;
     }
     redraw_ = 2;
 }
@@ -297,13 +297,13 @@ void GuiController::apply_tracker_options() {
 void GuiController::on_gesture(const ViewGesture& g) {
     const long frame = playback_.current().index;
     switch (g.kind) {
-        case ViewGesture::kSelect: targets_.select(g.target); break;
-        case ViewGesture::kAdd: targets_.add(tracker_luma(), frame, g.box); break;
-        case ViewGesture::kReselect: targets_.reselect(tracker_luma(), frame, g.box); break;
-        case ViewGesture::kDrop:
-            status_.set("target #" + std::to_string(g.target) + " dropped", false);
-            targets_.drop(g.target);
-            break;
+    case ViewGesture::kSelect: targets_.select(g.target); break;
+    case ViewGesture::kAdd: targets_.add(tracker_luma(), frame, g.box); break;
+    case ViewGesture::kReselect: targets_.reselect(tracker_luma(), frame, g.box); break;
+    case ViewGesture::kDrop:
+        status_.set("target #" + std::to_string(g.target) + " dropped", false);
+        targets_.drop(g.target);
+        break;
     }
 }
 
@@ -338,8 +338,9 @@ void GuiController::draw(const std::string& capture_png, bool* capture_ok) {
     sync_model();
     window_.begin_frame();
     GuiActions actions;
-    screen_.draw(model_, playback_.current(), playback_.has_frame(), targets_, *frame_sink_, status_,
-                 [this](const ViewGesture& g) { on_gesture(g); }, &actions);
+    screen_.draw(
+        model_, playback_.current(), playback_.has_frame(), targets_, *frame_sink_, status_,
+        [this](const ViewGesture& g) { on_gesture(g); }, &actions);
     window_.render();
     const double render_ms = ms_since(t_render);
     if (!capture_png.empty()) {
@@ -400,7 +401,8 @@ void GuiController::apply(const GuiActions& a) {
     }
     const bool any = a.open_path || a.open_camera || a.rescan_cameras || a.camera_chosen || a.toggle_pause || a.step ||
                      a.step_back || a.reset || a.seek >= 0 || a.speed_factor != 1.0 || !a.kernel.empty() ||
-                     a.apply_tracker || a.heat_style_changed || a.ab_changed || a.save_csv || a.save_json || a.toggle_recording;
+                     a.apply_tracker || a.heat_style_changed || a.ab_changed || a.save_csv || a.save_json ||
+                     a.toggle_recording;
     if (any) want_redraw(2);
 }
 

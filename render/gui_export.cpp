@@ -24,7 +24,9 @@ void GuiExport::rows_added(const std::vector<FrameRecord>& history, std::size_t 
     for (std::size_t i = first; i < history.size(); ++i) {
         const FrameRecord& rec = history[i];
         if (csv_open_) csv_.write(rec);
-        boxes.push_back({{"id", rec.target}, {"box", box_json(rec.result.box)}, {"score", rec.result.score},
+        boxes.push_back({{"id", rec.target},
+                         {"box", box_json(rec.result.box)},
+                         {"score", rec.result.score},
                          {"lost", rec.result.lost}});
     }
     log_.log({{"event", "frame"}, {"frame", frame}, {"kernel", kernel}, {"targets", boxes}});

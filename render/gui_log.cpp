@@ -21,7 +21,8 @@ void EventLog::close() {
 
 void EventLog::log(nlohmann::json ev) {
     if (!file_) return;
-    ev["t"] = std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start_).count() * 1000) / 1000;
+    ev["t"] =
+        std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start_).count() * 1000) / 1000;
     const std::string line = ev.dump() + "\n";
     std::fputs(line.c_str(), file_);
     std::fflush(file_);  // readers (tests, scripts) follow the file while the GUI runs

@@ -74,8 +74,13 @@ bool Playback::open(const std::string& input, const std::vector<BoxF>& start_box
     model_.ended = false;
     model_.history.clear();
     processed_at_.clear();
-    log_.log({{"event", "open"}, {"input", input_}, {"ok", true}, {"description", model_.description},
-              {"frames", model_.frame_count}, {"decode", model_.decode_mode}, {"decode_note", model_.decode_note}});
+    log_.log({{"event", "open"},
+              {"input", input_},
+              {"ok", true},
+              {"description", model_.description},
+              {"frames", model_.frame_count},
+              {"decode", model_.decode_mode},
+              {"decode_note", model_.decode_note}});
     return true;
 }
 
@@ -136,8 +141,7 @@ bool Playback::seek_to(long index) {
     }
     session_ = std::move(session);
     frames_done_ = 1;
-    while (current().index < index && advance()) {
-    }
+    while (current().index < index && advance()) {}
     model_.ended = false;
     has_frame_ = frame_dirty_ = true;
     return true;

@@ -57,8 +57,8 @@ public:
     std::string session_error() const { return session_ ? session_->error() : ""; }
     long frames_done() const { return frames_done_; }  // since the input opened, the first included
     double fps() const { return fps_; }
-    Stream stream() const { return frame_stream_; }    // the one the session decodes on
-    void show_current_frame();                         // into the frame sink, once per frame
+    Stream stream() const { return frame_stream_; }  // the one the session decodes on
+    void show_current_frame();                       // into the frame sink, once per frame
     // Re-opens the input and decodes (without tracking) up to frame `index`; messages the
     // user and returns false when it cannot (a live source, an input that no longer opens).
     bool seek_to(long index);

@@ -103,10 +103,14 @@ void GuiScreen::status_bar(ImVec2 pos, ImVec2 size, const GuiModel& model, const
         std::snprintf(frame, sizeof frame, "frame %ld/%ld", current.index, model.frame_count);
     else
         std::snprintf(frame, sizeof frame, "frame %ld", current.index);
-    if (model.ended || model.paused) std::snprintf(state, sizeof state, "%s", model.ended ? "ended" : "paused");
-    else if (model.live) std::snprintf(state, sizeof state, "live, %.1f fps", model.process_fps);
-    else if (model.max_speed) std::snprintf(state, sizeof state, "max speed, %.1f fps", model.process_fps);
-    else std::snprintf(state, sizeof state, "playing %.3gx, %.1f fps", model.speed, model.process_fps);
+    if (model.ended || model.paused)
+        std::snprintf(state, sizeof state, "%s", model.ended ? "ended" : "paused");
+    else if (model.live)
+        std::snprintf(state, sizeof state, "live, %.1f fps", model.process_fps);
+    else if (model.max_speed)
+        std::snprintf(state, sizeof state, "max speed, %.1f fps", model.process_fps);
+    else
+        std::snprintf(state, sizeof state, "playing %.3gx, %.1f fps", model.speed, model.process_fps);
     std::snprintf(left, sizeof left, "%s   %s   %s   %d target%s", frame, state, model.kernel_running.c_str(),
                   model.targets, model.targets == 1 ? "" : "s");
     ImGui::TextUnformatted(has_frame ? left : "no input");

@@ -57,8 +57,13 @@ void TargetList::add(ImageView luma, long frame, const BoxF& box) {
     std::string error;
     const TargetId tid = tracker_.add_target(luma, box, &error);
     const bool ok = tid >= 0;
-    log_.log({{"event", "init"}, {"mode", "add"}, {"frame", frame}, {"box", box_json(box)},
-              {"ok", ok}, {"error", error}, {"target", ok ? next_id_ : -1}});
+    log_.log({{"event", "init"},
+              {"mode", "add"},
+              {"frame", frame},
+              {"box", box_json(box)},
+              {"ok", ok},
+              {"error", error},
+              {"target", ok ? next_id_ : -1}});
     if (!ok) {
         status_.set("cannot track that: " + error, true);
         return;
@@ -80,8 +85,13 @@ void TargetList::reselect(ImageView luma, long frame, const BoxF& box) {
     std::string error;
     const TargetId tid = tracker_.add_target(luma, box, &error);
     const bool ok = tid >= 0;
-    log_.log({{"event", "init"}, {"mode", "reselect"}, {"frame", frame}, {"box", box_json(box)},
-              {"ok", ok}, {"error", error}, {"target", t->id}});
+    log_.log({{"event", "init"},
+              {"mode", "reselect"},
+              {"frame", frame},
+              {"box", box_json(box)},
+              {"ok", ok},
+              {"error", error},
+              {"target", t->id}});
     if (!ok) {
         status_.set("cannot track that: " + error, true);
         return;

@@ -45,7 +45,8 @@ public:
         glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
         if (map.size() != size_) {
             size_ = map.size();
-            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, size_.width, size_.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, size_.width, size_.height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                         rgba_.data());
         } else {
             glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, size_.width, size_.height, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
         }

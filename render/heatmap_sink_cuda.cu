@@ -66,9 +66,8 @@ __global__ void map_range_kernel(const float* __restrict__ map, int width, int h
 // One thread per texel. The arithmetic is the CPU sink's, rounded the same way: explicit _rn
 // intrinsics so nvcc cannot contract (v - lo) * k + 0.5 into an FMA, which would round once
 // instead of three times and could pick a neighbouring table entry.
-__global__ void colormap_kernel(const float* __restrict__ map, int width, int height, size_t pitch,
-                                float lo, float hi, const float* __restrict__ range, int lut,
-                                cudaSurfaceObject_t out) {
+__global__ void colormap_kernel(const float* __restrict__ map, int width, int height, size_t pitch, float lo, float hi,
+                                const float* __restrict__ range, int lut, cudaSurfaceObject_t out) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height) return;
@@ -118,20 +117,18 @@ public:
             // device maps take no copy at all.
             ensure_staging(map.size());
             CORRTRACK_CUDA(cudaMemcpy2DAsync(staging_, staging_pitch_, map.data, map.pitch * sizeof(float),
-                                             map.width * sizeof(float), map.height, cudaMemcpyHostToDevice,
-                                             stream));
+                                             map.width * sizeof(float), map.height, cudaMemcpyHostToDevice, stream));
             src = staging_;
             pitch = staging_pitch_ / sizeof(float);
         }
 
         const cudaSurfaceObject_t surface = tex_.map(stream);
-        if (style.stretch)
-            map_range_kernel<<<1, kRangeThreads, 0, stream>>>(src, map.width, map.height, pitch, range_);
+        if (style.stretch) map_range_kernel<<<1, kRangeThreads, 0, stream>>>(src, map.width, map.height, pitch, range_);
         const dim3 block(32, 8);
         const dim3 grid((map.width + block.x - 1) / block.x, (map.height + block.y - 1) / block.y);
         colormap_kernel<<<grid, block, 0, stream>>>(src, map.width, map.height, pitch, -1.0f, 1.0f,
-                                                    style.stretch ? range_ : nullptr,
-                                                    colormap_index(style.colormap), surface);
+                                                    style.stretch ? range_ : nullptr, colormap_index(style.colormap),
+                                                    surface);
         CORRTRACK_CUDA_LAUNCHED();
         tex_.unmap(stream);
     }
@@ -152,8 +149,8 @@ private:
         if (staging_ && size == staging_size_) return;
         CORRTRACK_CUDA(cudaFree(staging_));
         staging_ = nullptr;
-        CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&staging_), &staging_pitch_,
-                                       size.width * sizeof(float), size.height));
+        CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&staging_), &staging_pitch_, size.width * sizeof(float),
+                                       size.height));
         staging_size_ = size;
     }
 

@@ -28,8 +28,9 @@ bool InteropTexture::resize(Size size, int gl_filter, const char* fallback) {
     glBindTexture(GL_TEXTURE_2D, texture_);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, size.width, size.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
     // WriteDiscard: the kernels rewrite every texel; SurfaceLoadStore: through a surface object.
-    const cudaError_t err = cudaGraphicsGLRegisterImage(
-        &resource_, texture_, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsWriteDiscard | cudaGraphicsRegisterFlagsSurfaceLoadStore);
+    const cudaError_t err =
+        cudaGraphicsGLRegisterImage(&resource_, texture_, GL_TEXTURE_2D,
+                                    cudaGraphicsRegisterFlagsWriteDiscard | cudaGraphicsRegisterFlagsSurfaceLoadStore);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         resource_ = nullptr;
@@ -60,6 +61,8 @@ cudaSurfaceObject_t InteropTexture::map(Stream stream) {
     return surface_;
 }
 
-void InteropTexture::unmap(Stream stream) { CORRTRACK_CUDA(cudaGraphicsUnmapResources(1, &resource_, as_cuda(stream))); }
+void InteropTexture::unmap(Stream stream) {
+    CORRTRACK_CUDA(cudaGraphicsUnmapResources(1, &resource_, as_cuda(stream)));
+}
 
 }  // namespace corrtrack

@@ -24,10 +24,9 @@ bool device_nv12_planes(const Frame& frame, Nv12Planes* out) {
         out->uv = f->data[1];
         out->uv_pitch = static_cast<std::size_t>(f->linesize[1]);
     }
-    out->matrix = f->colorspace == AVCOL_SPC_BT709 ? YuvMatrix::kBt709
-                  : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL
-                      ? YuvMatrix::kBt2020
-                      : YuvMatrix::kBt601;
+    out->matrix = f->colorspace == AVCOL_SPC_BT709                                                ? YuvMatrix::kBt709
+                  : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL ? YuvMatrix::kBt2020
+                                                                                                  : YuvMatrix::kBt601;
     out->full_range = f->color_range == AVCOL_RANGE_JPEG;
     return true;
 }

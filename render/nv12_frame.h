@@ -16,9 +16,9 @@ namespace corrtrack {
 struct Nv12Planes {
     int width = 0, height = 0;
     const std::uint8_t* y = nullptr;
-    std::size_t y_pitch = 0;  // bytes
+    std::size_t y_pitch = 0;           // bytes
     const std::uint8_t* uv = nullptr;  // (width + 1) / 2 pairs U, V per row, (height + 1) / 2 rows
-    std::size_t uv_pitch = 0;  // bytes
+    std::size_t uv_pitch = 0;          // bytes
     YuvMatrix matrix = YuvMatrix::kBt601;
     bool full_range = false;
 };

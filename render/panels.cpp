@@ -131,19 +131,21 @@ void playback_panel(GuiModel& m, GuiActions& a) {
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Checkbox("Max speed", &m.max_speed)) a.pacing_changed = true;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("process frames as fast as they decode instead of at their timestamps");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("process frames as fast as they decode instead of at their timestamps");
     ImGui::Checkbox("Loop", &m.loop);
     ImGui::SameLine();
     if (ImGui::Checkbox("Vsync", &m.vsync)) a.vsync_changed = true;
 
     ImGui::TextColored(kDimColor, "Keys: space  \u2190 \u2192  + \u2212  R  Q");
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("space  play / pause\n"
-                          "\u2192  next frame (pauses)\n"
-                          "\u2190  previous frame (files: re-opens and decodes up to it)\n"
-                          "+ \u2212  double / halve the speed\n"
-                          "R  reset: re-open the input, targets back on their start boxes\n"
-                          "Q  quit");
+        ImGui::SetTooltip(
+            "space  play / pause\n"
+            "\u2192  next frame (pauses)\n"
+            "\u2190  previous frame (files: re-opens and decodes up to it)\n"
+            "+ \u2212  double / halve the speed\n"
+            "R  reset: re-open the input, targets back on their start boxes\n"
+            "Q  quit");
 }
 
 void kernels_panel(GuiModel& m, GuiActions& a) {
@@ -187,7 +189,8 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
         float f = static_cast<float>(*v);
         row_label(label, lw);
         ImGui::PushID(label);
-        if (ImGui::SliderFloat("##v", &f, static_cast<float>(lo), static_cast<float>(hi), fmt, ImGuiSliderFlags_AlwaysClamp))
+        if (ImGui::SliderFloat("##v", &f, static_cast<float>(lo), static_cast<float>(hi), fmt,
+                               ImGuiSliderFlags_AlwaysClamp))
             *v = f;
         ImGui::PopID();
     };
@@ -212,8 +215,9 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
     ImGui::SliderInt("##maxt", &o.max_template_side, 8, 128, "%d px", ImGuiSliderFlags_AlwaysClamp);
     if (ImGui::Button("Apply to current targets")) a.apply_tracker = true;
     ImGui::PushStyleColor(ImGuiCol_Text, kDimColor);
-    ImGui::TextWrapped("All targets share these settings (one tracking pass). Apply re-initialises the "
-                       "current targets at their boxes on this frame; reset and opening an input use them too.");
+    ImGui::TextWrapped(
+        "All targets share these settings (one tracking pass). Apply re-initialises the "
+        "current targets at their boxes on this frame; reset and opening an input use them too.");
     ImGui::PopStyleColor();
 }
 
@@ -251,8 +255,10 @@ void view_panel(GuiModel& m, GuiActions& a) {
 
 void timings_panel(GuiModel& m) {
     if (!ImGui::CollapsingHeader("Timings", ImGuiTreeNodeFlags_DefaultOpen)) return;
-    if (m.paused || m.ended) ImGui::Text("Tracking: paused");
-    else ImGui::Text("Tracking: %.1f fps", m.process_fps);
+    if (m.paused || m.ended)
+        ImGui::Text("Tracking: paused");
+    else
+        ImGui::Text("Tracking: %.1f fps", m.process_fps);
     ImGui::Text("GPU: %s", m.gpu.c_str());
     ImGui::Text("Decode: %s   dropped %ld frames", m.decode_mode == "nvdec" ? "nvdec (GPU)" : "sw (CPU)", m.dropped);
     if (!m.decode_note.empty()) ImGui::TextWrapped("%s", m.decode_note.c_str());
@@ -269,9 +275,11 @@ void timings_panel(GuiModel& m) {
         ImGui::Text("%6.2f ms", h.latest(s));
         ImGui::SameLine(label_w);
         ImGui::PlotLines("##plot", h.values(s), std::min(h.count(), StageHistory::kCapacity), h.offset(), nullptr, 0.0f,
-                         std::max(1.0f, 2.0f * h.median(s)), {ImGui::GetContentRegionAvail().x, ImGui::GetFrameHeight()});
+                         std::max(1.0f, 2.0f * h.median(s)),
+                         {ImGui::GetContentRegionAvail().x, ImGui::GetFrameHeight()});
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s: median %.2f ms over the last %d frames", StageHistory::name(s), h.median(s), h.count());
+            ImGui::SetTooltip("%s: median %.2f ms over the last %d frames", StageHistory::name(s), h.median(s),
+                              h.count());
         ImGui::PopID();
     }
 }
@@ -324,8 +332,9 @@ void ab_panel(GuiModel& m, GuiActions& a) {
     pick("B", &ab.b);
     ImGui::PushStyleColor(ImGuiCol_Text, kDimColor);
     if (!ab.enabled)
-        ImGui::TextWrapped("Runs both kernels on the selected target's search window (scale 1, template from "
-                           "its box) and compares time, maps and peaks.");
+        ImGui::TextWrapped(
+            "Runs both kernels on the selected target's search window (scale 1, template from "
+            "its box) and compares time, maps and peaks.");
     else if (ab.valid)
         ImGui::TextWrapped("%s", ab.problem.c_str());
     ImGui::PopStyleColor();
@@ -348,8 +357,8 @@ void ab_panel(GuiModel& m, GuiActions& a) {
     if (ab.peaks_agree)
         ImGui::TextColored(kOkColor, "Peaks agree at (%d, %d)", ab.peak_a[0], ab.peak_a[1]);
     else
-        ImGui::TextColored(kErrorColor, "Peaks differ: A (%d, %d), B (%d, %d)", ab.peak_a[0], ab.peak_a[1], ab.peak_b[0],
-                           ab.peak_b[1]);
+        ImGui::TextColored(kErrorColor, "Peaks differ: A (%d, %d), B (%d, %d)", ab.peak_a[0], ab.peak_a[1],
+                           ab.peak_b[0], ab.peak_b[1]);
 }
 
 void export_panel(GuiModel& m, GuiActions& a) {

@@ -40,15 +40,15 @@ private:
 };
 
 struct AbModel {
-    bool enabled = false;                 // runs both kernels on every processed frame
+    bool enabled = false;  // runs both kernels on every processed frame
     std::string a = "cpu_ref", b = "cpu_fast";
     // Results of the last comparison (read by the panel only).
     bool valid = false;
-    std::string error;                    // why nothing was compared
-    std::string problem;                  // "search 128x166 at (580,190), template 44x80"
-    double ms_a = 0, ms_b = 0;            // median host time around each run
-    double ratio = 0;                     // median of per-frame A/B time ratios
-    float max_diff = 0;                   // max |A - B| over the maps
+    std::string error;          // why nothing was compared
+    std::string problem;        // "search 128x166 at (580,190), template 44x80"
+    double ms_a = 0, ms_b = 0;  // median host time around each run
+    double ratio = 0;           // median of per-frame A/B time ratios
+    float max_diff = 0;         // max |A - B| over the maps
     bool peaks_agree = false;
     int peak_a[2] = {0, 0}, peak_b[2] = {0, 0};
     int samples = 0;
@@ -58,18 +58,18 @@ struct AbModel {
 
 struct GuiModel {
     // Input
-    std::string path_edit;                // the path box
-    std::vector<std::string> cameras;     // /dev/video* found at the last scan
+    std::string path_edit;             // the path box
+    std::vector<std::string> cameras;  // /dev/video* found at the last scan
     int camera_choice = 0;
-    std::vector<CameraMode> camera_modes; // the chosen camera's modes (camera_modes.h)
-    std::string camera_modes_error;       // why they could not be listed
-    int camera_mode_choice = 0;           // 0: the default (or the command line's mode), else mode - 1
+    std::vector<CameraMode> camera_modes;  // the chosen camera's modes (camera_modes.h)
+    std::string camera_modes_error;        // why they could not be listed
+    int camera_mode_choice = 0;            // 0: the default (or the command line's mode), else mode - 1
     std::string input, description, input_error;
     // Playback
     bool paused = false, loop = false, max_speed = false, vsync = false;
     double speed = 1.0;
     long frame_index = -1, frame_count = -1;
-    long seek_edit = -1;                  // the seek slider's value while it is held
+    long seek_edit = -1;  // the seek slider's value while it is held
     double pts = 0;
     bool live = false, ended = false, has_frame = false;
     // Kernels: the option value ("auto" or a name) and what it runs as here
@@ -85,7 +85,7 @@ struct GuiModel {
     double process_fps = 0;
     std::string gpu, gl_renderer;
     std::string decode_mode = "sw", decode_note;  // FrameSource::decode_mode(), decode_note()
-    std::string frame_path;                        // how frames reach GL (FrameSink::path())
+    std::string frame_path;                       // how frames reach GL (FrameSink::path())
     long dropped = 0;
     // A/B
     AbModel ab;
@@ -103,12 +103,12 @@ struct GuiModel {
 
 struct GuiActions {
     bool open_path = false, open_camera = false, rescan_cameras = false;
-    bool camera_chosen = false;           // another camera picked: list its modes
+    bool camera_chosen = false;  // another camera picked: list its modes
     bool toggle_pause = false, step = false, step_back = false, reset = false;
     long seek = -1;
-    double speed_factor = 1.0;            // multiply the playback speed by this
-    bool pacing_changed = false;          // real time / maximum speed toggled
-    std::string kernel;                   // switch every target to this kernel
+    double speed_factor = 1.0;    // multiply the playback speed by this
+    bool pacing_changed = false;  // real time / maximum speed toggled
+    std::string kernel;           // switch every target to this kernel
     bool apply_tracker = false;
     bool heat_style_changed = false, vsync_changed = false;
     bool ab_changed = false;

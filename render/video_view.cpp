@@ -27,9 +27,9 @@ bool Letterbox::contains(ImVec2 p) const {
 
 const char* to_string(HeatmapMode m) {
     switch (m) {
-        case HeatmapMode::kOverlay: return "over search window";
-        case HeatmapMode::kPane: return "own pane";
-        case HeatmapMode::kOff: return "off";
+    case HeatmapMode::kOverlay: return "over search window";
+    case HeatmapMode::kPane: return "own pane";
+    case HeatmapMode::kOff: return "off";
     }
     return "?";
 }
@@ -65,8 +65,8 @@ void draw_dashed_rect(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float d
     line({p0.x, p1.y}, p0);
 }
 
-void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame,
-                const std::vector<TargetOverlay>& targets, const ViewStyle& style) {
+void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame, const std::vector<TargetOverlay>& targets,
+                const ViewStyle& style) {
     if (!frame.texture()) return;
     const ImVec2 f0 = lb.to_screen(0, 0), f1 = lb.to_screen(frame.size().width, frame.size().height);
     dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(frame.texture())), f0, f1);
@@ -90,7 +90,8 @@ void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame,
     }
     for (const TargetOverlay& t : targets) {
         const ImU32 c = t.lost ? kLostColor : target_color(t.id);
-        const ImVec2 p0 = lb.to_screen(t.box.x, t.box.y), p1 = lb.to_screen(t.box.x + t.box.width, t.box.y + t.box.height);
+        const ImVec2 p0 = lb.to_screen(t.box.x, t.box.y),
+                     p1 = lb.to_screen(t.box.x + t.box.width, t.box.y + t.box.height);
         dl->AddRect(p0, p1, c, 0, 0, t.selected ? 3.0f : 2.0f);
         if (style.show_labels) {
             // The tracker's state: tracking (NCC and PSR), re-found this frame, or lost and
@@ -99,8 +100,8 @@ void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame,
             if (t.lost)
                 std::snprintf(label, sizeof label, "#%d lost, searching", t.id);
             else
-                std::snprintf(label, sizeof label, "#%d%s %.2f psr %.1f", t.id, t.redetected ? " re-found" : "", t.score,
-                              t.confidence);
+                std::snprintf(label, sizeof label, "#%d%s %.2f psr %.1f", t.id, t.redetected ? " re-found" : "",
+                              t.score, t.confidence);
             const ImVec2 ts = ImGui::CalcTextSize(label);
             const ImVec2 at{p0.x, std::max(f0.y, p0.y - ts.y - 4)};
             dl->AddRectFilled(at, {at.x + ts.x + 8, at.y + ts.y + 2}, IM_COL32(0, 0, 0, 160), 2);

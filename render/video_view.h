@@ -33,16 +33,16 @@ const char* to_string(HeatmapMode m);
 
 struct ViewStyle {
     HeatmapMode heatmap = HeatmapMode::kOverlay;
-    float blend = 0.45f;        // heatmap opacity over the search window
-    bool show_search = true;    // dashed search-window outline
-    bool show_labels = true;    // "#id score" above each box
+    float blend = 0.45f;      // heatmap opacity over the search window
+    bool show_search = true;  // dashed search-window outline
+    bool show_labels = true;  // "#id score" above each box
 };
 
 struct TargetOverlay {
     int id = 0;
     BoxF box;
     bool lost = false;
-    bool redetected = false;            // the frame was searched for it (lost, or just re-found)
+    bool redetected = false;  // the frame was searched for it (lost, or just re-found)
     bool selected = false;
     float score = 0;
     float confidence = 0;               // peak-to-sidelobe ratio
@@ -59,8 +59,8 @@ constexpr ImU32 kLostColor = IM_COL32(255, 60, 60, 255);
 // take, not the whole search window. Frame coordinates.
 BoxF heatmap_rect(const BoxF& search, const BoxF& box, Size map);
 
-void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame,
-                const std::vector<TargetOverlay>& targets, const ViewStyle& style);
+void draw_video(ImDrawList* dl, const Letterbox& lb, const FrameSink& frame, const std::vector<TargetOverlay>& targets,
+                const ViewStyle& style);
 // The rubber band while the user drags out a box (screen coordinates).
 void draw_selection(ImDrawList* dl, ImVec2 a, ImVec2 b, bool adding);
 void draw_dashed_rect(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float dash = 6, float gap = 4);

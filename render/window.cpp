@@ -19,7 +19,9 @@ std::string& last_glfw_error() {
     return e;
 }
 
-void on_glfw_error(int code, const char* text) { last_glfw_error() = text ? text : "GLFW error " + std::to_string(code); }
+void on_glfw_error(int code, const char* text) {
+    last_glfw_error() = text ? text : "GLFW error " + std::to_string(code);
+}
 
 Window* self(GLFWwindow* w) { return static_cast<Window*>(glfwGetWindowUserPointer(w)); }
 
@@ -127,8 +129,10 @@ void Window::set_vsync(bool on) {
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
 void Window::poll_events() { glfwPollEvents(); }
 void Window::wait_events(double timeout_s) {
-    if (timeout_s > 0) glfwWaitEventsTimeout(timeout_s);
-    else glfwPollEvents();
+    if (timeout_s > 0)
+        glfwWaitEventsTimeout(timeout_s);
+    else
+        glfwPollEvents();
 }
 
 void Window::begin_frame() {

@@ -15,8 +15,8 @@ namespace corrtrack {
 struct WindowOptions {
     std::string title = "corrtrack";
     int width = 1280, height = 720;
-    bool vsync = false;   // off: the tracker, not the monitor, sets the pace
-    float font_px = 16;   // DejaVu Sans at this size when installed, else ImGui's own font scaled
+    bool vsync = false;  // off: the tracker, not the monitor, sets the pace
+    float font_px = 16;  // DejaVu Sans at this size when installed, else ImGui's own font scaled
 };
 
 // Raw key presses for the app's shortcuts (GLFW key codes and modifier bits), delivered from
@@ -43,11 +43,11 @@ public:
 
     void poll_events();
     void wait_events(double timeout_s);
-    void begin_frame();                 // ImGui NewFrame for both backends
-    void render();                      // ImGui Render + clear + draw into the back buffer
+    void begin_frame();  // ImGui NewFrame for both backends
+    void render();       // ImGui Render + clear + draw into the back buffer
     void swap();
     Size framebuffer_size() const;
-    std::string gl_renderer() const;    // "llvmpipe (LLVM 15.0.6, 256 bits)" etc.
+    std::string gl_renderer() const;  // "llvmpipe (LLVM 15.0.6, 256 bits)" etc.
 
 private:
     static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods);

@@ -6,9 +6,9 @@ namespace corrtrack {
 
 const char* to_string(YuvMatrix m) {
     switch (m) {
-        case YuvMatrix::kBt601: return "BT.601";
-        case YuvMatrix::kBt709: return "BT.709";
-        case YuvMatrix::kBt2020: return "BT.2020";
+    case YuvMatrix::kBt601: return "BT.601";
+    case YuvMatrix::kBt709: return "BT.709";
+    case YuvMatrix::kBt2020: return "BT.2020";
     }
     return "?";
 }

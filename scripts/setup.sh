@@ -23,6 +23,7 @@ packages=(
   python3-dev python3-venv
   xvfb xdotool xauth
   clang libclang-rt-dev libomp-dev  # scripts/sanitize.sh and scripts/fuzz.sh: sanitizers, libFuzzer
+  clang-format                      # scripts/format.sh
 )
 
 sudo_cmd=()

@@ -53,7 +53,9 @@ protected:
         std::snprintf(buf, sizeof buf, "--box %.3f,%.3f,%.3f,%.3f", truth_[0].x, truth_[0].y, truth_[0].w, truth_[0].h);
         return buf;
     }
-    static std::string track(const std::string& rest) { return "track " + clip() + " " + box() + " -k cpu_fast " + rest; }
+    static std::string track(const std::string& rest) {
+        return "track " + clip() + " " + box() + " -k cpu_fast " + rest;
+    }
     static TempDir* dir_;
     static SyntheticClipSpec spec_;
     static std::vector<TruthBox> truth_;
@@ -169,7 +171,8 @@ TEST_F(BadInput, FailedRunLeavesOldOutputsUntouched) {
     test::write_bytes(d() + "/keep.csv", old);
     test::write_bytes(d() + "/keep.json", old);
     std::ofstream(d() + "/notvideo.mp4") << "not a video\n";
-    const std::string outputs = " --csv " + d() + "/keep.csv --json " + d() + "/keep.json --otb " + d() + "/keep.json.txt";
+    const std::string outputs =
+        " --csv " + d() + "/keep.csv --json " + d() + "/keep.json --otb " + d() + "/keep.json.txt";
     test::write_bytes(d() + "/keep.json.txt", old);
     // The input fails to open; the target cannot start (the outputs were open by then).
     for (const std::string& args : {"track " + d() + "/notvideo.mp4 --box 1,1,10,10" + outputs,
@@ -269,8 +272,8 @@ TEST_F(BadInput, OneMissingFrameAtTheEndIsReported) {
 TEST_F(BadInput, ResolutionChangeMidStreamIsFollowed) {
     std::string error;
     ASSERT_TRUE(test::write_resolution_change_ts(d() + "/grow.ts", 320, 240, 12, 480, 360, 12, &error)) << error;
-    const auto r = run_cli("track " + d() + "/grow.ts --box 60,70,40,32 -k cpu_fast --csv " + d() + "/grow.csv --video " +
-                               d() + "/grow.mkv",
+    const auto r = run_cli("track " + d() + "/grow.ts --box 60,70,40,32 -k cpu_fast --csv " + d() +
+                               "/grow.csv --video " + d() + "/grow.mkv",
                            d());
     EXPECT_FALSE(r.signalled) << r.err;
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -303,7 +306,8 @@ TEST_F(BadInput, ResolutionChangeMidStreamIsFollowed) {
         std::snprintf(to, sizeof to, "/mixed/%05d.png", i);
         fs::copy_file(d() + from, d() + to);
     }
-    const auto s = run_cli("track " + d() + "/mixed/%05d.png " + box() + " -k cpu_fast --video " + d() + "/mixed.mkv", d());
+    const auto s =
+        run_cli("track " + d() + "/mixed/%05d.png " + box() + " -k cpu_fast --video " + d() + "/mixed.mkv", d());
     EXPECT_FALSE(s.signalled) << s.err;
     EXPECT_EQ(s.exit_code, 0) << s.err;
     EXPECT_NE(s.err.find("frame 6 is 400x300 where the first frame was 320x240"), std::string::npos) << s.err;
@@ -351,9 +355,9 @@ TEST_F(BadInput, PipesAndFifosThatStallHitTheReadTimeout) {
         }
         std::atomic<bool> done{false};
         t0 = std::chrono::steady_clock::now();
-        const auto s = test::spawn_cli({"track", input, "--box", "60,70,40,32", "-k", "cpu_fast", "--read-timeout", "1",
-                                        "--csv", csv},
-                                       d(), "stall", use_stdin ? fds[0] : -1);
+        const auto s = test::spawn_cli(
+            {"track", input, "--box", "60,70,40,32", "-k", "cpu_fast", "--read-timeout", "1", "--csv", csv}, d(),
+            "stall", use_stdin ? fds[0] : -1);
         if (use_stdin) {
             ::close(fds[0]);
         } else {

@@ -79,9 +79,12 @@ std::vector<std::string> split_csv_line(const std::string& line) {
     for (std::size_t i = 0; i < line.size(); ++i) {
         const char c = line[i];
         if (quoted) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.back() += '"', ++i;
-            else if (c == '"') quoted = false;
-            else fields.back() += c;
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+                fields.back() += '"', ++i;
+            else if (c == '"')
+                quoted = false;
+            else
+                fields.back() += c;
         } else if (c == '"') {
             quoted = true;
         } else if (c == ',') {
@@ -146,10 +149,11 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
     ScratchDir dir;
     ASSERT_FALSE(dir.path().empty());
     const fs::path csv_path = dir / "bench.csv", png_path = dir / "bench.png", json_path = dir / "bench.json";
-    const CliRun run = run_cli(dir, "bench --kernels cpu_ref,cpu_fast --sizes 160x120 --templates 8,13x7 "
-                                    "--modes full,window --runs 3 --warmup 1 --ratio-to cpu_ref --csv " +
-                                        sh_quote(csv_path.string()) + " --plot " + sh_quote(png_path.string()) +
-                                        " --json " + sh_quote(json_path.string()));
+    const CliRun run = run_cli(dir,
+                               "bench --kernels cpu_ref,cpu_fast --sizes 160x120 --templates 8,13x7 "
+                               "--modes full,window --runs 3 --warmup 1 --ratio-to cpu_ref --csv " +
+                                   sh_quote(csv_path.string()) + " --plot " + sh_quote(png_path.string()) + " --json " +
+                                   sh_quote(json_path.string()));
     const bool gnuplot = plot::gnuplot_available();
     // Without gnuplot (e.g. a GPU host) the plot fails with a clear message and a saved script.
     EXPECT_EQ(run.code, gnuplot ? 0 : 1) << run.output;
@@ -157,10 +161,9 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
     EXPECT_NE(run.output.find("8 cases: 8 ok"), std::string::npos) << run.output;
 
     const Csv csv = read_csv(csv_path);
-    const std::vector<std::string> columns = {"kernel",     "size",       "template",      "mode",
-                                              "median_ms",  "mpos_per_s", "gmac_per_s",    "dp4a_peak_pct",
-                                              "x_cuda_shared", "x_cuda_fft", "x_cpu_ref",  "min_ms",
-                                              "p90_ms",     "runs",       "status"};
+    const std::vector<std::string> columns = {
+        "kernel",        "size",       "template",  "mode",   "median_ms", "mpos_per_s", "gmac_per_s", "dp4a_peak_pct",
+        "x_cuda_shared", "x_cuda_fft", "x_cpu_ref", "min_ms", "p90_ms",    "runs",       "status"};
     EXPECT_EQ(csv.columns, columns);
     for (const char* key : {"# gpu: ", "# driver: ", "# cuda runtime: ", "# cpu: ", "# date: ", "# command: "}) {
         bool found = false;
@@ -179,7 +182,8 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
         if (row.at("kernel") == "cpu_ref")
             ref_ms[row.at("size") + row.at("template") + row.at("mode")] = std::stod(row.at("median_ms"));
     for (const auto& row : csv.rows) {
-        const std::string where = row.at("kernel") + " " + row.at("size") + " " + row.at("template") + " " + row.at("mode");
+        const std::string where =
+            row.at("kernel") + " " + row.at("size") + " " + row.at("template") + " " + row.at("mode");
         EXPECT_TRUE(seen.insert(where).second) << "duplicate row " << where;
         EXPECT_TRUE(row.at("kernel") == "cpu_ref" || row.at("kernel") == "cpu_fast") << where;
         EXPECT_EQ(row.at("size"), "160x120") << where;
@@ -221,20 +225,20 @@ TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
     ScratchDir dir;
     ASSERT_FALSE(dir.path().empty());
     const fs::path csv_path = dir / "batch.csv", json_path = dir / "batch.json";
-    const CliRun run = run_cli(dir, "bench --kernels cpu_ref,cpu_fast --sizes 160x120 --templates 8,13x7 "
-                                    "--modes full,window --runs 3 --warmup 1 --batch 3 --quiet --csv " +
-                                        sh_quote(csv_path.string()) + " --json " + sh_quote(json_path.string()));
+    const CliRun run = run_cli(dir,
+                               "bench --kernels cpu_ref,cpu_fast --sizes 160x120 --templates 8,13x7 "
+                               "--modes full,window --runs 3 --warmup 1 --batch 3 --quiet --csv " +
+                                   sh_quote(csv_path.string()) + " --json " + sh_quote(json_path.string()));
     EXPECT_EQ(run.code, 0) << run.output;
     EXPECT_NE(run.output.find("batch_ms"), std::string::npos) << "no batch columns in the table: " << run.output;
     EXPECT_NE(run.output.find("per_target_ms"), std::string::npos) << run.output;
 
     const Csv csv = read_csv(csv_path);
     // The existing columns keep their order; the batch columns follow them.
-    const std::vector<std::string> columns = {"kernel",        "size",          "template",   "mode",
-                                              "median_ms",     "mpos_per_s",    "gmac_per_s", "dp4a_peak_pct",
-                                              "x_cuda_shared", "x_cuda_fft",    "min_ms",     "p90_ms",
-                                              "runs",          "status",        "batch_n",    "batch_ms",
-                                              "per_target_ms", "batch_speedup", "batch_status"};
+    const std::vector<std::string> columns = {
+        "kernel",        "size",          "template",      "mode",          "median_ms",   "mpos_per_s", "gmac_per_s",
+        "dp4a_peak_pct", "x_cuda_shared", "x_cuda_fft",    "min_ms",        "p90_ms",      "runs",       "status",
+        "batch_n",       "batch_ms",      "per_target_ms", "batch_speedup", "batch_status"};
     EXPECT_EQ(csv.columns, columns);
     bool header = false;
     for (const std::string& c : csv.comments) header = header || c.rfind("# batch: ", 0) == 0;
@@ -286,8 +290,10 @@ TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
 TEST(Bench, BatchOffKeepsTheColumnsAndBadBatchIsABadOption) {
     ScratchDir dir;
     const fs::path csv_path = dir / "plain.csv";
-    CliRun run = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --modes window --runs 1 "
-                              "--warmup 0 --quiet --csv " + sh_quote(csv_path.string()));
+    CliRun run = run_cli(dir,
+                         "bench --kernels cpu_fast --sizes 160x120 --templates 8 --modes window --runs 1 "
+                         "--warmup 0 --quiet --csv " +
+                             sh_quote(csv_path.string()));
     EXPECT_EQ(run.code, 0) << run.output;
     const Csv csv = read_csv(csv_path);
     ASSERT_FALSE(csv.columns.empty());
@@ -324,9 +330,10 @@ TEST(Bench, SlowAndUnsupportedCasesAreReportedNotFatal) {
     const fs::path csv_path = dir / "slow.csv";
     // One cpu_ref run of a 64x64 template over 320x240 takes far more than a millisecond; a
     // template larger than the frame is refused by every kernel.
-    const CliRun run = run_cli(dir, "bench --kernels cpu_ref --sizes 320x240,64x48 --templates 64,300 --modes full "
-                                    "--runs 3 --warmup 1 --max-seconds 0.001 --quiet --csv " +
-                                        sh_quote(csv_path.string()));
+    const CliRun run = run_cli(dir,
+                               "bench --kernels cpu_ref --sizes 320x240,64x48 --templates 64,300 --modes full "
+                               "--runs 3 --warmup 1 --max-seconds 0.001 --quiet --csv " +
+                                   sh_quote(csv_path.string()));
     EXPECT_EQ(run.code, 0) << run.output;
     const Csv csv = read_csv(csv_path);
     ASSERT_EQ(csv.rows.size(), 4u);
@@ -346,9 +353,10 @@ TEST(Bench, HungCallStopsTheBenchWithItsResults) {
     const fs::path csv_path = dir / "hang.csv";
     // One cpu_ref run of a 256x256 template over 640x480 is 5.7e9 multiply-adds: far longer
     // than the 0.2 s after which the watchdog gives up on it.
-    const CliRun run = run_cli(dir, "bench --kernels cpu_ref --sizes 640x480 --templates 256 --modes full,window "
-                                    "--runs 3 --max-seconds 100 --hang-seconds 0.2 --quiet --csv " +
-                                        sh_quote(csv_path.string()));
+    const CliRun run = run_cli(dir,
+                               "bench --kernels cpu_ref --sizes 640x480 --templates 256 --modes full,window "
+                               "--runs 3 --max-seconds 100 --hang-seconds 0.2 --quiet --csv " +
+                                   sh_quote(csv_path.string()));
     EXPECT_EQ(run.code, 1) << run.output;
     EXPECT_NE(run.output.find("hung"), std::string::npos) << run.output;
     const Csv csv = read_csv(csv_path);
@@ -361,10 +369,12 @@ TEST(Bench, HungCallStopsTheBenchWithItsResults) {
 TEST(Bench, ComparesTheCpuKernels) {
     if (!find_kernel("cpu_opencv")) GTEST_SKIP() << "built without OpenCV: no cpu_opencv to compare with";
     ScratchDir dir;
-    const CliRun run = run_cli(dir, "bench --kernels cpu_fast,cpu_opencv --sizes 160x120 --templates 8,16 "
-                                    "--modes full --runs 3 --warmup 1 --quiet");
+    const CliRun run = run_cli(dir,
+                               "bench --kernels cpu_fast,cpu_opencv --sizes 160x120 --templates 8,16 "
+                               "--modes full --runs 3 --warmup 1 --quiet");
     EXPECT_EQ(run.code, 0) << run.output;
-    EXPECT_NE(run.output.find("cpu_fast vs cpu_opencv  160x120 8x8 full: cpu_fast is "), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("cpu_fast vs cpu_opencv  160x120 8x8 full: cpu_fast is "), std::string::npos)
+        << run.output;
     EXPECT_NE(run.output.find("geometric mean over 2 cases"), std::string::npos) << run.output;
 }
 
@@ -398,8 +408,10 @@ TEST(Plot, MissingGnuplotIsAClearError) {
     ::setenv("CORRTRACK_GNUPLOT", "/nonexistent/gnuplot", 1);
     ScratchDir dir;
     const plot::RenderResult r = plot::render_png(two_panel_figure(), (dir / "x.png").string());
-    if (old) ::setenv("CORRTRACK_GNUPLOT", saved.c_str(), 1);
-    else ::unsetenv("CORRTRACK_GNUPLOT");
+    if (old)
+        ::setenv("CORRTRACK_GNUPLOT", saved.c_str(), 1);
+    else
+        ::unsetenv("CORRTRACK_GNUPLOT");
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.error.find("gnuplot not found"), std::string::npos) << r.error;
     EXPECT_FALSE(fs::exists(dir / "x.png"));

@@ -71,7 +71,8 @@ TEST(CameraModes, ListFromAFakeEnumeration) {
               "  cannot open: Permission denied\n");
     EXPECT_EQ(format_camera_list({}), "no cameras found (no /dev/video* device)\n");
     EXPECT_EQ(describe_mode(fake_webcam().modes[2]), "mjpeg 1920x1080 @ 30, 24, 15 fps");
-    EXPECT_EQ(summarize_modes(fake_webcam(), 2), "it offers yuyv 640x480 @ 30, 15 fps; yuyv 1920x1080 @ 5 fps; ... (1 more)");
+    EXPECT_EQ(summarize_modes(fake_webcam(), 2),
+              "it offers yuyv 640x480 @ 30, 15 fps; yuyv 1920x1080 @ 5 fps; ... (1 more)");
     const CameraRequest r = request_for(fake_webcam().modes[2]);
     EXPECT_EQ(r.size, "1920x1080");
     EXPECT_EQ(r.fps, 30);
@@ -89,10 +90,12 @@ TEST(CameraModes, MismatchAndRefusalMessages) {
     EXPECT_EQ(camera_mode_mismatch(r, {640, 480}, "yuyv", 30), "it delivers 640x480 @ 30 fps yuyv");
     EXPECT_EQ(camera_mode_mismatch(r, {1920, 1080}, "mjpeg", 15), "it delivers 1920x1080 @ 15 fps mjpeg");
     EXPECT_EQ(camera_mode_mismatch(CameraRequest{"", 0, "yuyv"}, {640, 480}, "yuyv", 30), "");
-    const std::string msg = camera_refusal_message("/dev/video0", r, "it delivers 640x480 @ 30 fps yuyv", fake_webcam());
-    EXPECT_EQ(msg, "camera '/dev/video0' refused 1920x1080 @ 30 fps mjpeg: it delivers 640x480 @ 30 fps yuyv; it offers "
-                   "yuyv 640x480 @ 30, 15 fps; yuyv 1920x1080 @ 5 fps; mjpeg 1920x1080 @ 30, 24, 15 fps (see `corrtrack "
-                   "cameras`)");
+    const std::string msg =
+        camera_refusal_message("/dev/video0", r, "it delivers 640x480 @ 30 fps yuyv", fake_webcam());
+    EXPECT_EQ(msg,
+              "camera '/dev/video0' refused 1920x1080 @ 30 fps mjpeg: it delivers 640x480 @ 30 fps yuyv; it offers "
+              "yuyv 640x480 @ 30, 15 fps; yuyv 1920x1080 @ 5 fps; mjpeg 1920x1080 @ 30, 24, 15 fps (see `corrtrack "
+              "cameras`)");
 }
 
 // The v4l2 path with a mode asked for, pointed at things that are no camera: the message
@@ -111,7 +114,8 @@ TEST(CameraModes, NonCameraGivesTheRefusalMessage) {
         o.open_timeout_s = 2;
         std::string error;
         EXPECT_FALSE(FrameSource::open(o, &error));
-        EXPECT_NE(error.find(std::string("camera '") + path + "' refused 1920x1080 @ 30 fps mjpeg: "), std::string::npos)
+        EXPECT_NE(error.find(std::string("camera '") + path + "' refused 1920x1080 @ 30 fps mjpeg: "),
+                  std::string::npos)
             << error;
         EXPECT_NE(error.find("its modes could not be listed"), std::string::npos) << error;
     }

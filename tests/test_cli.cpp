@@ -66,7 +66,9 @@ TEST_F(Cli, TrackWritesEveryOutputWithOneRowPerFrame) {
         long frame;
         double pts, x, y, w, h, cx, cy;
         int target;
-        ASSERT_EQ(std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf", &frame, &pts, &target, &x, &y, &w, &h, &cx, &cy), 9);
+        ASSERT_EQ(std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf", &frame, &pts, &target, &x, &y, &w, &h,
+                              &cx, &cy),
+                  9);
         EXPECT_EQ(frame, rows);  // every frame exactly once, in order
         EXPECT_NEAR(pts, rows / spec_.fps, 1e-3);
         err_sum += std::hypot(cx - truth_[frame].cx(), cy - truth_[frame].cy());
@@ -106,9 +108,8 @@ TEST_F(Cli, RealtimePacesToTimestampsAndCountsLateFrames) {
     const std::string d = dir_->path();
     // Fast enough: 40 frames at 25 fps take about 1.6 s and none is late.
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = run_cli("track " + d + "/clip.mp4 " + box_arg(truth_[0]) + " --kernel cpu_fast --realtime --json " + d +
-                         "/rt.json",
-                     d);
+    auto r = run_cli(
+        "track " + d + "/clip.mp4 " + box_arg(truth_[0]) + " --kernel cpu_fast --realtime --json " + d + "/rt.json", d);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_GE(secs, 39 / spec_.fps);
@@ -116,8 +117,8 @@ TEST_F(Cli, RealtimePacesToTimestampsAndCountsLateFrames) {
     EXPECT_EQ(doc["frames"].get<long>() + doc["late_dropped"].get<long>(), 40);
     // Too slow for real time (brute force on a 120x96 template): late frames are dropped and
     // counted, and every frame is either one result row or one counted drop.
-    r = run_cli("track " + d + "/clip.mp4 --box 20,20,120,96 --max-template 128 --kernel cpu_ref --realtime --csv " + d +
-                    "/slow.csv --json " + d + "/slow.json",
+    r = run_cli("track " + d + "/clip.mp4 --box 20,20,120,96 --max-template 128 --kernel cpu_ref --realtime --csv " +
+                    d + "/slow.csv --json " + d + "/slow.json",
                 d);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     doc = nlohmann::json::parse(test::read_text(d + "/slow.json"));
@@ -207,16 +208,18 @@ TEST_F(Cli, CameraOptionsAreCheckedAndReachTheCamera) {
         {"gui /dev/video97 --camera-format rgb32", "--camera-format: must be one of"},
         {"gui /dev/video97 --camera-size 1x1", "--camera-size"},
         {"track " + clip + " --box 1,1,10,10 --camera-size 640x480", "apply to cameras (/dev/videoN)"},
-        {"track " + clip + " --box 1,1,10,10 --video-quality insane", "--video-quality: must be fast, balanced or best"},
+        {"track " + clip + " --box 1,1,10,10 --video-quality insane",
+         "--video-quality: must be fast, balanced or best"},
     };
     for (const Case& c : usage) {
         const auto r = run_cli(c.args, d);
         EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
         EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": stderr was: " << r.err;
     }
-    const auto r = run_cli("track /dev/video97 --box 1,1,10,10 --camera-size 1920x1080 --camera-fps 30 "
-                           "--camera-format MJPG --read-timeout 1",
-                           d);
+    const auto r = run_cli(
+        "track /dev/video97 --box 1,1,10,10 --camera-size 1920x1080 --camera-fps 30 "
+        "--camera-format MJPG --read-timeout 1",
+        d);
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("camera '/dev/video97' refused 1920x1080 @ 30 fps mjpeg: No such file or directory"),
               std::string::npos)
@@ -242,8 +245,8 @@ TEST_F(Cli, CamerasCommandSaysNoCamerasCleanly) {
 TEST_F(Cli, OutputVideoHasEveryTrackedFrame) {
     const std::string d = dir_->path();
     const std::string sample = std::string(CORRTRACK_SOURCE_DIR) + "/assets/sample.mp4";
-    for (const auto& [extra, quality, expected] : {std::tuple{"", "fast", 120L}, {"--frames 37", "best", 37L},
-                                                  {"", "balanced", 120L}}) {
+    for (const auto& [extra, quality, expected] :
+         {std::tuple{"", "fast", 120L}, {"--frames 37", "best", 37L}, {"", "balanced", 120L}}) {
         const auto r = run_cli("track " + sample + " " + extra + " --video-quality " + quality + " --kernel cpu_fast " +
                                    "--video " + d + "/v.mp4 --json " + d + "/v.json",
                                d);

@@ -218,8 +218,7 @@ TEST(Peak, SubPixelVertexOfAParabola) {
     // parabola fit recovers the vertex exactly.
     std::vector<float> map(8 * 6);
     for (int y = 0; y < 6; ++y)
-        for (int x = 0; x < 8; ++x)
-            map[y * 8 + x] = 1.0f - ((x - 3.3f) * (x - 3.3f) + (y - 2.8f) * (y - 2.8f)) / 10.0f;
+        for (int x = 0; x < 8; ++x) map[y * 8 + x] = 1.0f - ((x - 3.3f) * (x - 3.3f) + (y - 2.8f) * (y - 2.8f)) / 10.0f;
     const Peak pk = find_peak(MapView{map.data(), 8, 6, 8});
     EXPECT_EQ(pk.x, 3);
     EXPECT_EQ(pk.y, 3);

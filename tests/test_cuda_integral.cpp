@@ -76,8 +76,8 @@ void check_case(const IntegralCase& c, std::uint32_t seed) {
             const std::size_t at = static_cast<std::size_t>(y) * s + x;
             if (sum[at] != want_sum || sum_sq[at] != want_sq) {
                 ++bad;
-                ADD_FAILURE() << "entry " << x << "," << y << ": sum " << sum[at] << " want " << want_sum
-                              << ", sum_sq " << sum_sq[at] << " want " << want_sq;
+                ADD_FAILURE() << "entry " << x << "," << y << ": sum " << sum[at] << " want " << want_sum << ", sum_sq "
+                              << sum_sq[at] << " want " << want_sq;
             }
         }
     EXPECT_EQ(bad, 0);
@@ -87,13 +87,13 @@ TEST(CudaIntegral, MatchesCpuTables) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine: GPU integral images not tested";
     const IntegralCase cases[] = {
         {{1, 1}, {0, 0, 1, 1}, -1},
-        {{20, 20}, {3, 5, 7, 5}, -1},          // interior, odd offset
-        {{37, 29}, {0, 0, 37, 29}, -1},        // whole frame
-        {{50, 40}, {13, 11, 37, 29}, -1},      // touching the right and bottom edges
-        {{2049, 3}, {0, 0, 2049, 3}, -1},      // one pixel past the 2048-pixel scan tile
-        {{4100, 70}, {1, 0, 4099, 70}, -1},    // two tiles and a partial; 70 rows: empty segments
-        {{97, 1000}, {0, 1, 97, 999}, -1},     // tall: 32 segments of 32 rows
-        {{333, 171}, {1, 1, 331, 169}, 0},     // all zero
+        {{20, 20}, {3, 5, 7, 5}, -1},             // interior, odd offset
+        {{37, 29}, {0, 0, 37, 29}, -1},           // whole frame
+        {{50, 40}, {13, 11, 37, 29}, -1},         // touching the right and bottom edges
+        {{2049, 3}, {0, 0, 2049, 3}, -1},         // one pixel past the 2048-pixel scan tile
+        {{4100, 70}, {1, 0, 4099, 70}, -1},       // two tiles and a partial; 70 rows: empty segments
+        {{97, 1000}, {0, 1, 97, 999}, -1},        // tall: 32 segments of 32 rows
+        {{333, 171}, {1, 1, 331, 169}, 0},        // all zero
         {{3840, 2160}, {0, 0, 3840, 2160}, 255},  // 4K UHD at full scale: sums to 2.1e9
         {{3840, 2160}, {0, 0, 3840, 2160}, -1},
     };

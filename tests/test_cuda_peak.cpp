@@ -46,9 +46,7 @@ HostMap bump_map(int w, int h, float cx, float cy, std::uint32_t seed) {
     return m;
 }
 
-bool close(float got, float want) {
-    return std::fabs(got - want) <= 1e-5f * std::max(1.0f, std::fabs(want));
-}
+bool close(float got, float want) { return std::fabs(got - want) <= 1e-5f * std::max(1.0f, std::fabs(want)); }
 
 class CudaPeak : public ::testing::Test {
 protected:
@@ -75,8 +73,8 @@ protected:
             device_bytes_ = bytes;
         }
         ASSERT_EQ(cudaMemset(device_, 0xff, bytes), cudaSuccess);  // NaN in the padding
-        ASSERT_EQ(cudaMemcpy2D(device_, pitch * sizeof(float), m.v.data(), m.w * sizeof(float),
-                               m.w * sizeof(float), m.h, cudaMemcpyHostToDevice),
+        ASSERT_EQ(cudaMemcpy2D(device_, pitch * sizeof(float), m.v.data(), m.w * sizeof(float), m.w * sizeof(float),
+                               m.h, cudaMemcpyHostToDevice),
                   cudaSuccess);
         finder_->find({device_, m.w, m.h, pitch, MemorySpace::kDevice}, stream_, opt);
     }
@@ -102,14 +100,13 @@ protected:
 };
 
 TEST_F(CudaPeak, RandomMapsOfManyShapes) {
-    const Size shapes[] = {{1, 1},   {1, 9},    {9, 1},    {2, 2},     {3, 3},   {17, 5},
-                           {5, 17},  {64, 64},  {333, 171}, {1000, 700}, {4000, 3}, {3, 4000},
-                           {1921, 1}, {1, 1081}};
+    const Size shapes[] = {{1, 1},   {1, 9},     {9, 1},      {2, 2},    {3, 3},    {17, 5},   {5, 17},
+                           {64, 64}, {333, 171}, {1000, 700}, {4000, 3}, {3, 4000}, {1921, 1}, {1, 1081}};
     std::uint32_t seed = 1;
     for (Size s : shapes)
         for (int radius : {0, 1, 3}) {
-            const std::string what = std::to_string(s.width) + "x" + std::to_string(s.height) +
-                                      " radius " + std::to_string(radius);
+            const std::string what =
+                std::to_string(s.width) + "x" + std::to_string(s.height) + " radius " + std::to_string(radius);
             expect_same(random_map(s.width, s.height, seed++), PeakOptions{radius}, what);
         }
 }

@@ -47,8 +47,10 @@ class EglContext {
 public:
     explicit EglContext(bool want_cuda_device) {
         auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
-        auto query_string = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
-        auto query_attrib = reinterpret_cast<PFNEGLQUERYDEVICEATTRIBEXTPROC>(eglGetProcAddress("eglQueryDeviceAttribEXT"));
+        auto query_string =
+            reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+        auto query_attrib =
+            reinterpret_cast<PFNEGLQUERYDEVICEATTRIBEXTPROC>(eglGetProcAddress("eglQueryDeviceAttribEXT"));
         auto platform_display =
             reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
         if (!query_devices || !platform_display) {
@@ -100,8 +102,17 @@ private:
             error = "eglInitialize failed on the EGL device (error 0x" + hex(eglGetError()) + ")";
             return false;
         }
-        const EGLint config_attribs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
-                                         EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_NONE};
+        const EGLint config_attribs[] = {EGL_SURFACE_TYPE,
+                                         EGL_PBUFFER_BIT,
+                                         EGL_RENDERABLE_TYPE,
+                                         EGL_OPENGL_BIT,
+                                         EGL_RED_SIZE,
+                                         8,
+                                         EGL_GREEN_SIZE,
+                                         8,
+                                         EGL_BLUE_SIZE,
+                                         8,
+                                         EGL_NONE};
         EGLConfig config;
         EGLint configs = 0;
         if (!eglBindAPI(EGL_OPENGL_API) || !eglChooseConfig(d, config_attribs, &config, 1, &configs) || configs < 1) {
@@ -168,9 +179,8 @@ int mismatches(const std::vector<std::uint8_t>& rgba, const std::vector<float>& 
             const std::size_t i = static_cast<std::size_t>(y) * size.width + x;
             const auto e = expected_texel(map[i], lo, hi, c);
             if (std::memcmp(e.data(), &rgba[i * 4], 4) != 0 && ++bad <= 5)
-                std::printf("%s: texel (%d,%d) value %.9g: got %u %u %u %u, want %u %u %u %u\n", what, x, y,
-                            map[i], rgba[i * 4], rgba[i * 4 + 1], rgba[i * 4 + 2], rgba[i * 4 + 3], e[0], e[1],
-                            e[2], e[3]);
+                std::printf("%s: texel (%d,%d) value %.9g: got %u %u %u %u, want %u %u %u %u\n", what, x, y, map[i],
+                            rgba[i * 4], rgba[i * 4 + 1], rgba[i * 4 + 2], rgba[i * 4 + 3], e[0], e[1], e[2], e[3]);
         }
     return bad;
 }
@@ -183,8 +193,16 @@ std::vector<float> test_map(Size s, bool finite) {
         for (int x = 0; x < s.width; ++x)
             m[static_cast<std::size_t>(y) * s.width + x] =
                 -1.2f + 2.4f * static_cast<float>(x + y * s.width) / static_cast<float>(m.size() - 1);
-    const float exact[] = {-1.0f, 1.0f, 0.0f, 0.5f, -0.5f, 1.0f / 255.0f, 0.5f / 127.5f - 1.0f,
-                           1.5f / 127.5f - 1.0f, 254.5f / 127.5f - 1.0f, std::nextafter(0.0f, 1.0f)};
+    const float exact[] = {-1.0f,
+                           1.0f,
+                           0.0f,
+                           0.5f,
+                           -0.5f,
+                           1.0f / 255.0f,
+                           0.5f / 127.5f - 1.0f,
+                           1.5f / 127.5f - 1.0f,
+                           254.5f / 127.5f - 1.0f,
+                           std::nextafter(0.0f, 1.0f)};
     std::size_t at = 1;
     for (float v : exact) m[at++ * 7 % m.size()] = v;
     if (!finite) {
@@ -245,19 +263,20 @@ TEST(GlInterop, CudaSinkMatchesCpuColormap) {
                     ASSERT_EQ(sink->size(), size);
                     if (texture) EXPECT_EQ(sink->texture(), texture) << "the texture name stays across sizes";
                     texture = sink->texture();
-                    EXPECT_EQ(mismatches(read_texture(texture, size), map, size, stretch, c, ("device " + what).c_str()),
-                              0)
+                    EXPECT_EQ(
+                        mismatches(read_texture(texture, size), map, size, stretch, c, ("device " + what).c_str()), 0)
                         << "device map, " << what;
                     CUDA_OK(cudaStreamSynchronize(stream));
-                    EXPECT_EQ(mismatches(read_texture(texture, size), map, size, stretch, c, ("synced " + what).c_str()),
-                              0)
+                    EXPECT_EQ(
+                        mismatches(read_texture(texture, size), map, size, stretch, c, ("synced " + what).c_str()), 0)
                         << "device map after a stream sync, " << what;
 
                     // Host map: staged by one async copy, then the same kernel.
                     std::vector<float> host(map);
                     const MapView hview{host.data(), size.width, size.height, static_cast<std::size_t>(size.width)};
                     sink->upload(hview, {c, stretch}, stream);
-                    EXPECT_EQ(mismatches(read_texture(texture, size), map, size, stretch, c, ("host " + what).c_str()), 0)
+                    EXPECT_EQ(mismatches(read_texture(texture, size), map, size, stretch, c, ("host " + what).c_str()),
+                              0)
                         << "host map, " << what;
                 }
                 CUDA_OK(cudaStreamSynchronize(stream));
@@ -273,7 +292,6 @@ TEST(GlInterop, CudaSinkMatchesCpuColormap) {
     CUDA_OK(cudaStreamDestroy(stream));
     std::printf("CUDA-GL interop: every texel equals the CPU colormap\n");
 }
-
 
 // ---- video frames: NV12 -> RGBA ----
 
@@ -298,9 +316,9 @@ std::array<std::uint8_t, 4> reference_rgba(int y, int u, int v, const RefMatrix&
 
 RefMatrix ref_matrix(YuvMatrix m, bool full) {
     switch (m) {
-        case YuvMatrix::kBt709: return {0.2126, 0.0722, full};
-        case YuvMatrix::kBt2020: return {0.2627, 0.0593, full};
-        default: return {0.299, 0.114, full};
+    case YuvMatrix::kBt709: return {0.2126, 0.0722, full};
+    case YuvMatrix::kBt2020: return {0.2627, 0.0593, full};
+    default: return {0.299, 0.114, full};
     }
 }
 
@@ -327,8 +345,9 @@ TEST(YuvToRgb, SharedArithmeticMatchesTheReferenceEverywhere) {
                                                  yf - 2 * (1 - r.kb) * r.kb / kg * uf - 2 * (1 - r.kr) * r.kr / kg * vf,
                                                  yf + 2 * (1 - r.kb) * uf};
                         for (int c = 0; c < 3; ++c)
-                            worst = std::max(worst, static_cast<int>(std::fabs(
-                                                        std::clamp(std::round(exact[c]), 0.0, 255.0) - want[c])));
+                            worst = std::max(
+                                worst,
+                                static_cast<int>(std::fabs(std::clamp(std::round(exact[c]), 0.0, 255.0) - want[c])));
                     }
             EXPECT_EQ(bad, 0) << to_string(m) << (full ? " full" : " limited");
             EXPECT_LE(worst, 1) << to_string(m) << (full ? " full" : " limited");
@@ -360,7 +379,8 @@ Nv12Host random_nv12(int width, int height, unsigned seed) {
     for (auto& v : h.y) v = static_cast<std::uint8_t>(byte(rng));
     for (auto& v : h.uv) v = static_cast<std::uint8_t>(byte(rng));
     const std::uint8_t ends[] = {0, 255, 16, 235, 240, 128};
-    for (std::size_t i = 0; i < sizeof ends; ++i) h.y[i * 5 % h.y.size()] = ends[i], h.uv[i * 3 % h.uv.size()] = ends[i];
+    for (std::size_t i = 0; i < sizeof ends; ++i)
+        h.y[i * 5 % h.y.size()] = ends[i], h.uv[i * 3 % h.uv.size()] = ends[i];
     return h;
 }
 
@@ -404,8 +424,8 @@ struct Nv12Device {
         }
         std::copy(h.y.begin(), h.y.end(), pinned_y);
         std::copy(h.uv.begin(), h.uv.end(), pinned_uv);
-        return cudaMemcpy2DAsync(y, y_pitch, pinned_y, h.width, h.width, h.height, cudaMemcpyHostToDevice,
-                                 stream) == cudaSuccess &&
+        return cudaMemcpy2DAsync(y, y_pitch, pinned_y, h.width, h.width, h.height, cudaMemcpyHostToDevice, stream) ==
+                   cudaSuccess &&
                cudaMemcpy2DAsync(uv, uv_pitch, pinned_uv, h.cw() * 2, h.cw() * 2, h.ch(), cudaMemcpyHostToDevice,
                                  stream) == cudaSuccess;
     }
@@ -447,7 +467,8 @@ TEST(GlInterop, Nv12FrameMatchesCpuConversion) {
         ASSERT_TRUE(sink->takes_device_frames()) << "interop refused the EGL device's GL context";
         // Odd sizes (a half chroma column and row), a re-registration, and back.
         for (Size size : {Size{37, 23}, Size{64, 48}, Size{37, 23}}) {
-            const Nv12Host h = random_nv12(size.width, size.height, static_cast<unsigned>(size.width * 1000 + size.height));
+            const Nv12Host h =
+                random_nv12(size.width, size.height, static_cast<unsigned>(size.width * 1000 + size.height));
             Nv12Device d;
             ASSERT_TRUE(d.alloc(h));
             ASSERT_TRUE(d.copy(h, stream));

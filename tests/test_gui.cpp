@@ -111,9 +111,9 @@ private:
 
 [[maybe_unused]] ::testing::Environment* const kDisplay = ::testing::AddGlobalTestEnvironment(new XDisplay);
 
-#define REQUIRE_DISPLAY()                                                        \
-    do {                                                                         \
-        if (!XDisplay::available()) GTEST_SKIP() << XDisplay::why_not();         \
+#define REQUIRE_DISPLAY()                                                \
+    do {                                                                 \
+        if (!XDisplay::available()) GTEST_SKIP() << XDisplay::why_not(); \
     } while (0)
 
 struct Image {
@@ -154,10 +154,14 @@ Printed parse_printed(const std::string& out) {
         std::istringstream l(line);
         std::string key;
         l >> key;
-        if (key == "frame") l >> p.frame;
-        else if (key == "window") l >> p.window_w >> p.window_h;
-        else if (key == "view") l >> p.x0 >> p.y0 >> p.scale;
-        else if (key == "panel") l >> p.panel[0] >> p.panel[1] >> p.panel[2] >> p.panel[3];
+        if (key == "frame")
+            l >> p.frame;
+        else if (key == "window")
+            l >> p.window_w >> p.window_h;
+        else if (key == "view")
+            l >> p.x0 >> p.y0 >> p.scale;
+        else if (key == "panel")
+            l >> p.panel[0] >> p.panel[1] >> p.panel[2] >> p.panel[3];
         else if (key == "target") {
             int id;
             std::string word;
@@ -181,14 +185,17 @@ double outline_hits(const Image& img, const Printed& p, std::array<double, 4> b,
     int hits = 0, total = 0;
     for (int k = 1; k < 16; ++k) {
         const double t = k / 16.0;
-        const double pts[4][2] = {{sx0 + t * (sx1 - sx0), sy0}, {sx0 + t * (sx1 - sx0), sy1},
-                                  {sx0, sy0 + t * (sy1 - sy0)}, {sx1, sy0 + t * (sy1 - sy0)}};
+        const double pts[4][2] = {{sx0 + t * (sx1 - sx0), sy0},
+                                  {sx0 + t * (sx1 - sx0), sy1},
+                                  {sx0, sy0 + t * (sy1 - sy0)},
+                                  {sx1, sy0 + t * (sy1 - sy0)}};
         for (const auto& q : pts) {
             ++total;
             bool hit = false;
             for (int dy = -3; dy <= 3 && !hit; ++dy)
                 for (int dx = -3; dx <= 3 && !hit; ++dx) {
-                    const int x = static_cast<int>(std::lround(q[0])) + dx, y = static_cast<int>(std::lround(q[1])) + dy;
+                    const int x = static_cast<int>(std::lround(q[0])) + dx,
+                              y = static_cast<int>(std::lround(q[1])) + dy;
                     hit = img.inside(x, y) && dist2(img.at(x, y), r, g, bl) < 40 * 40;
                 }
             hits += hit;
@@ -233,7 +240,8 @@ std::vector<CsvRow> read_csv(const std::string& path) {
     while (std::getline(in, line)) {
         CsvRow r;
         double pts;
-        if (std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf", &r.frame, &pts, &r.target, &r.x, &r.y, &r.w, &r.h) == 7)
+        if (std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf", &r.frame, &pts, &r.target, &r.x, &r.y, &r.w,
+                        &r.h) == 7)
             rows.push_back(r);
     }
     return rows;
@@ -273,7 +281,8 @@ TEST_F(Gui, ScreenshotShowsTrackedBoxHeatmapAndPanels) {
     auto moved = p.box.at(0);
     moved[0] += 12;
     moved[1] += 12;
-    const double on_box = outline_hits(img, p, p.box.at(0), 60, 255, 90), off_box = outline_hits(img, p, moved, 60, 255, 90);
+    const double on_box = outline_hits(img, p, p.box.at(0), 60, 255, 90),
+                 off_box = outline_hits(img, p, moved, 60, 255, 90);
     std::printf("box colour along the outline: %.2f (moved 12 px: %.2f)\n", on_box, off_box);
     EXPECT_GT(on_box, 0.9);
     EXPECT_LT(off_box, 0.5);
@@ -284,9 +293,9 @@ TEST_F(Gui, ScreenshotShowsTrackedBoxHeatmapAndPanels) {
     EXPECT_NEAR(rows.back().x, p.box.at(0)[0], 0.01);
     EXPECT_NEAR(rows.back().y, p.box.at(0)[1], 0.01);
     const std::string track_csv = file("track.csv");
-    const auto t = test::run_cli("track " + kSample + " --box " + kSampleBox + " --kernel cpu_fast --frames 20 -q --csv " +
-                                     track_csv,
-                                 dir_->path());
+    const auto t = test::run_cli(
+        "track " + kSample + " --box " + kSampleBox + " --kernel cpu_fast --frames 20 -q --csv " + track_csv,
+        dir_->path());
     ASSERT_EQ(t.exit_code, 0) << t.err;
     const auto track_rows = read_csv(track_csv);
     ASSERT_EQ(track_rows.size(), rows.size());
@@ -330,8 +339,8 @@ TEST_F(Gui, HeatmapUsesTheChosenColormap) {
                  {"--heatmap off", Colormap::kTurbo, false}};
     for (const Case& c : cases) {
         const std::string png = file("heat.png");
-        const auto r = test::run_cli("gui " + kSample + " --box " + kSampleBox + " --kernel cpu_fast --screenshot " + png +
-                                         " --frames 12 --print-box " + c.args,
+        const auto r = test::run_cli("gui " + kSample + " --box " + kSampleBox + " --kernel cpu_fast --screenshot " +
+                                         png + " --frames 12 --print-box " + c.args,
                                      dir_->path());
         ASSERT_EQ(r.exit_code, 0) << c.args << ": " << r.err;
         const Printed p = parse_printed(r.out);
@@ -349,7 +358,8 @@ TEST_F(Gui, HeatmapUsesTheChosenColormap) {
 
 TEST_F(Gui, BadInputFailsCleanlyAndBareInputPicksGuiOrTrack) {
     REQUIRE_DISPLAY();
-    auto r = test::run_cli("gui " + file("missing.mp4") + " --screenshot " + file("x.png") + " --frames 1", dir_->path());
+    auto r =
+        test::run_cli("gui " + file("missing.mp4") + " --screenshot " + file("x.png") + " --frames 1", dir_->path());
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_FALSE(r.signalled);
     EXPECT_NE(r.err.find("missing.mp4"), std::string::npos) << r.err;
@@ -357,7 +367,8 @@ TEST_F(Gui, BadInputFailsCleanlyAndBareInputPicksGuiOrTrack) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
 
     // `corrtrack INPUT` with a display: the GUI (which knows --screenshot)...
-    r = test::run_cli(kSample + " --box " + kSampleBox + " --screenshot " + file("bare.png") + " --frames 2", dir_->path());
+    r = test::run_cli(kSample + " --box " + kSampleBox + " --screenshot " + file("bare.png") + " --frames 2",
+                      dir_->path());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     Image img;
     EXPECT_TRUE(img.load(file("bare.png")));
@@ -456,9 +467,10 @@ TEST_F(Gui, XdotoolDragStepKernelSwitchAndQuit) {
                    " --kernel cpu_fast --pause-at-start --window 1280x720 --log " + log + " --csv " + csv + " >" +
                    file("out.txt") + " 2>" + file("err.txt"));
 
-    const long at_layout = wait_for(log, 0, [](const nlohmann::json& e) {
-        return e.value("event", "") == "layout" && e["kernels"].contains("cpu_ref");
-    }, gui);
+    const long at_layout = wait_for(
+        log, 0,
+        [](const nlohmann::json& e) { return e.value("event", "") == "layout" && e["kernels"].contains("cpu_ref"); },
+        gui);
     ASSERT_GE(at_layout, 0) << test::read_text(file("err.txt"));
     const nlohmann::json layout = read_log(log)[at_layout];
     const double x0 = layout["view"][0], y0 = layout["view"][1], scale = layout["view"][2];
@@ -475,9 +487,10 @@ TEST_F(Gui, XdotoolDragStepKernelSwitchAndQuit) {
     ASSERT_EQ(xdo(move + sx(fx0) + " " + sy(fy0) + " sleep 0.3 mousedown 1 sleep 0.3 " + move + sx((fx0 + fx1) / 2) +
                   " " + sy((fy0 + fy1) / 2) + " sleep 0.3 " + move + sx(fx1) + " " + sy(fy1) + " sleep 0.3 mouseup 1"),
               0);
-    const long at_init = wait_for(log, at_layout, [](const nlohmann::json& e) {
-        return e.value("event", "") == "init" && e.value("mode", "") == "reselect";
-    }, gui);
+    const long at_init = wait_for(
+        log, at_layout,
+        [](const nlohmann::json& e) { return e.value("event", "") == "init" && e.value("mode", "") == "reselect"; },
+        gui);
     ASSERT_GE(at_init, 0) << "no re-initialisation after the drag";
     const nlohmann::json init = read_log(log)[at_init];
     EXPECT_TRUE(init["ok"].get<bool>()) << init.dump();
@@ -489,20 +502,24 @@ TEST_F(Gui, XdotoolDragStepKernelSwitchAndQuit) {
 
     // Step one frame: tracked from the new box.
     ASSERT_EQ(xdo("key Right"), 0);
-    const long at_step = wait_for(log, at_init, [](const nlohmann::json& e) { return e.value("event", "") == "step"; }, gui);
+    const long at_step = wait_for(
+        log, at_init, [](const nlohmann::json& e) { return e.value("event", "") == "step"; }, gui);
     ASSERT_GE(at_step, 0);
 
     // Switch to cpu_ref with a click on its radio button, then step again.
     const auto& k = layout["kernels"]["cpu_ref"];
     const double kx = k[0].get<double>() + k[3].get<double>() / 2, ky = k[1].get<double>() + k[3].get<double>() / 2;
-    ASSERT_EQ(xdo(move + std::to_string(std::lround(kx)) + " " + std::to_string(std::lround(ky)) + " sleep 0.3 click 1"), 0);
-    const long at_kernel = wait_for(log, at_step, [](const nlohmann::json& e) { return e.value("event", "") == "kernel"; }, gui);
+    ASSERT_EQ(
+        xdo(move + std::to_string(std::lround(kx)) + " " + std::to_string(std::lround(ky)) + " sleep 0.3 click 1"), 0);
+    const long at_kernel = wait_for(
+        log, at_step, [](const nlohmann::json& e) { return e.value("event", "") == "kernel"; }, gui);
     ASSERT_GE(at_kernel, 0) << "the click did not switch the kernel";
     const nlohmann::json kernel = read_log(log)[at_kernel];
     EXPECT_EQ(kernel["name"], "cpu_ref");
     EXPECT_TRUE(kernel["ok"].get<bool>());
     ASSERT_EQ(xdo("key Right"), 0);
-    const long at_frame = wait_for(log, at_kernel, [](const nlohmann::json& e) { return e.value("event", "") == "frame"; }, gui);
+    const long at_frame = wait_for(
+        log, at_kernel, [](const nlohmann::json& e) { return e.value("event", "") == "frame"; }, gui);
     ASSERT_GE(at_frame, 0);
     EXPECT_EQ(read_log(log)[at_frame]["kernel"], "cpu_ref");
 
@@ -524,7 +541,6 @@ TEST_F(Gui, XdotoolDragStepKernelSwitchAndQuit) {
         EXPECT_NEAR(rows[i].h, fy1 - fy0, 3.0) << "frame " << i;
     }
 }
-
 
 // --decode nvdec in the GUI. Without a GPU it falls back to software decode, says why once, and
 // the screenshot's video area is pixel for pixel the one of --decode sw (same frames, same
@@ -623,7 +639,8 @@ TEST(GuiTracker, RemoveTargetLeavesTheOthersAsTheyWere) {
     std::vector<std::uint8_t> luma;
     auto frame = [&](int i) {
         scene.render(i, luma);
-        return ImageView{luma.data(), spec.width, spec.height, static_cast<std::size_t>(spec.width), MemorySpace::kHost};
+        return ImageView{luma.data(), spec.width, spec.height, static_cast<std::size_t>(spec.width),
+                         MemorySpace::kHost};
     };
     const TruthBox t = scene.box(0);
     const BoxF moving{t.x, t.y, t.w, t.h}, still{150, 110, 36, 30}, other{20, 120, 30, 30};

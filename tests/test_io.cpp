@@ -46,9 +46,7 @@ const bool kQuietLibav = [] {
     return true;
 }();
 
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct ReadAll {
     std::vector<Frame> frames;  // only when kept
@@ -70,8 +68,7 @@ ReadAll read_all(FrameSource& source, bool keep_frames = true) {
     return r;
 }
 
-std::unique_ptr<FrameSource> open_source(const std::string& input, std::string* error,
-                                         bool want_rgb = true) {
+std::unique_ptr<FrameSource> open_source(const std::string& input, std::string* error, bool want_rgb = true) {
     SourceOptions o;
     o.input = input;
     o.want_rgb = want_rgb;
@@ -112,8 +109,7 @@ TEST_P(RoundTrip, LosslessClipReadsBackExactly) {
     EXPECT_EQ(source->size(), (Size{320, 240}));
     EXPECT_DOUBLE_EQ(source->fps(), 25.0);
     EXPECT_EQ(source->frame_count(), 30);
-    EXPECT_EQ(source->description(),
-              std::string("clip.") + GetParam() + ": h264 320x240 @ 25 fps, 30 frames");
+    EXPECT_EQ(source->description(), std::string("clip.") + GetParam() + ": h264 320x240 @ 25 fps, 30 frames");
 
     SyntheticScene scene(spec);
     ReadAll r = read_all(*source);
@@ -224,8 +220,7 @@ TEST(Writer, Mpeg4FallbackAndRgbInput) {
 
     auto source = open_source(path, &error);
     ASSERT_TRUE(source) << error;
-    EXPECT_NE(source->description().find("mpeg4 64x48 @ 10 fps"), std::string::npos)
-        << source->description();
+    EXPECT_NE(source->description().find("mpeg4 64x48 @ 10 fps"), std::string::npos) << source->description();
     ReadAll r = read_all(*source);
     EXPECT_EQ(r.status, ReadStatus::kEnd) << r.error;
     ASSERT_EQ(r.frames.size(), 5u);
@@ -328,8 +323,7 @@ TEST(Sequence, StartNumberIsFoundAndGapsAreReported) {
     TempDir dir("io");
     const SyntheticClipSpec spec = small_spec(10);
     std::string error;
-    ASSERT_EQ(write_synthetic_sequence(dir.file("s/img%03d.png"), spec, &error).size(), 10u)
-        << error;
+    ASSERT_EQ(write_synthetic_sequence(dir.file("s/img%03d.png"), spec, &error).size(), 10u) << error;
     for (int n = 1; n <= 3; ++n) fs::remove(dir.file("s/img00" + std::to_string(n) + ".png"));
 
     auto source = open_source(dir.file("s/img%03d.png"), &error);
@@ -367,8 +361,8 @@ TEST(Sequence, OtbFolderAndItsImgFolderOpenAsSequences) {
     std::string first_line;
     std::getline(gt, first_line);
     char expected[128];
-    std::snprintf(expected, sizeof expected, "%.4f,%.4f,%.4f,%.4f", truth[0].x + 1,
-                  truth[0].y + 1, truth[0].w, truth[0].h);
+    std::snprintf(expected, sizeof expected, "%.4f,%.4f,%.4f,%.4f", truth[0].x + 1, truth[0].y + 1, truth[0].w,
+                  truth[0].h);
     EXPECT_EQ(first_line, expected);
 
     SyntheticScene scene(spec);
@@ -377,8 +371,7 @@ TEST(Sequence, OtbFolderAndItsImgFolderOpenAsSequences) {
         auto source = open_source(input, &error);
         ASSERT_TRUE(source) << error;
         EXPECT_EQ(source->frame_count(), 15);
-        EXPECT_NE(source->description().find("mjpeg 320x240 @ 30 fps, 15 frames"),
-                  std::string::npos)
+        EXPECT_NE(source->description().find("mjpeg 320x240 @ 30 fps, 15 frames"), std::string::npos)
             << source->description();
         ReadAll r = read_all(*source);
         EXPECT_EQ(r.status, ReadStatus::kEnd) << r.error;
@@ -391,8 +384,7 @@ TEST(Sequence, OtbFolderAndItsImgFolderOpenAsSequences) {
 TEST(Sequence, FolderWithVideoMkv) {
     TempDir dir("io");
     std::string error;
-    ASSERT_FALSE(write_synthetic_clip(dir.file("seq/video.mkv"), small_spec(9), &error).empty())
-        << error;
+    ASSERT_FALSE(write_synthetic_clip(dir.file("seq/video.mkv"), small_spec(9), &error).empty()) << error;
     auto source = open_source(dir.file("seq"), &error);
     ASSERT_TRUE(source) << error;
     ReadAll r = read_all(*source);
@@ -562,8 +554,7 @@ TEST(Live, MissingCamera) {
     const auto t0 = Clock::now();
     EXPECT_FALSE(open_source("/dev/video97", &error));
     EXPECT_LT(seconds_since(t0), 3.0);
-    EXPECT_EQ(error.rfind("cannot open camera '/dev/video97': No such file or directory", 0), 0u)
-        << error;
+    EXPECT_EQ(error.rfind("cannot open camera '/dev/video97': No such file or directory", 0), 0u) << error;
 }
 
 TEST(Live, UnreachableRtspFailsFast) {
@@ -593,8 +584,7 @@ public:
         addr.sin_port = 0;
         int one = 1;
         setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 4) != 0)
-            return;
+        if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 4) != 0) return;
         socklen_t len = sizeof addr;
         getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
         port_ = ntohs(addr.sin_port);
@@ -621,8 +611,7 @@ private:
             char request[4096];
             (void)recv(c, request, sizeof request, 0);
             if (!answer_) continue;
-            const std::string head =
-                "HTTP/1.0 200 OK\r\nContent-Type: video/x-matroska\r\n\r\n";
+            const std::string head = "HTTP/1.0 200 OK\r\nContent-Type: video/x-matroska\r\n\r\n";
             (void)send(c, head.data(), head.size(), MSG_NOSIGNAL);
             (void)send(c, body_.data(), body_.size(), MSG_NOSIGNAL);
         }
@@ -723,16 +712,16 @@ struct Decoded {
 std::vector<std::uint8_t> download_device_luma(const Frame& f, cudaStream_t stream) {
     std::vector<std::uint8_t> host(static_cast<std::size_t>(f.width) * f.height);
     EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy2D(host.data(), f.width, f.device.data, f.device.pitch, f.width,
-                           f.height, cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    EXPECT_EQ(
+        cudaMemcpy2D(host.data(), f.width, f.device.data, f.device.pitch, f.width, f.height, cudaMemcpyDeviceToHost),
+        cudaSuccess);
     return host;
 }
 
 // Frames are dropped as they are read (an NVDEC frame holds a decoder surface), unless
 // `hold` asks to keep that many of them alive at once, as the frame ring does.
-Decoded decode(const std::string& path, DecodeMode mode, bool want_rgb = true,
-               bool want_host_luma = true, cudaStream_t stream = nullptr, int hold = 0) {
+Decoded decode(const std::string& path, DecodeMode mode, bool want_rgb = true, bool want_host_luma = true,
+               cudaStream_t stream = nullptr, int hold = 0) {
     Decoded d;
     SourceOptions o;
     o.input = path;
@@ -809,8 +798,7 @@ Diff luma_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_
 // VideoWriter's crf 0) is High 4:4:4, which NVDEC does not take. Full range stores the scene's
 // grey levels as they are, so the software GRAY8 and the raw Y plane hold the same values;
 // limited range stores 16 + 219/255 of them.
-bool write_h264_420(const std::string& path, const SyntheticClipSpec& spec, bool full_range,
-                    std::string* error) {
+bool write_h264_420(const std::string& path, const SyntheticClipSpec& spec, bool full_range, std::string* error) {
     const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
     if (!codec) {
         *error = "this FFmpeg has no libx264 encoder";
@@ -840,14 +828,12 @@ bool write_h264_420(const std::string& path, const SyntheticClipSpec& spec, bool
     av_opt_set(cc->priv_data, "preset", "veryfast", 0);
     av_opt_set(cc->priv_data, "crf", "12", 0);
     if (fc->oformat->flags & AVFMT_GLOBALHEADER) cc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if (avcodec_open2(cc.get(), codec, nullptr) < 0 ||
-        avcodec_parameters_from_context(st->codecpar, cc.get()) < 0) {
+    if (avcodec_open2(cc.get(), codec, nullptr) < 0 || avcodec_parameters_from_context(st->codecpar, cc.get()) < 0) {
         *error = "cannot start libx264";
         return false;
     }
     st->time_base = cc->time_base;
-    if (avio_open(&fc->pb, path.c_str(), AVIO_FLAG_WRITE) < 0 ||
-        avformat_write_header(fc.get(), nullptr) < 0) {
+    if (avio_open(&fc->pb, path.c_str(), AVIO_FLAG_WRITE) < 0 || avformat_write_header(fc.get(), nullptr) < 0) {
         *error = "cannot write " + path;
         return false;
     }
@@ -887,8 +873,7 @@ bool write_h264_420(const std::string& path, const SyntheticClipSpec& spec, bool
             return false;
         }
     }
-    if (avcodec_send_frame(cc.get(), nullptr) < 0 || !drain() ||
-        av_write_trailer(fc.get()) < 0) {
+    if (avcodec_send_frame(cc.get(), nullptr) < 0 || !drain() || av_write_trailer(fc.get()) < 0) {
         *error = "cannot finish " + path;
         return false;
     }
@@ -1038,8 +1023,8 @@ TEST(NvdecGpu, LimitedRangeDevicePlaneIsTheRawYPlane) {
     for (std::size_t i = 0; i < nv.luma.size(); ++i) {
         std::vector<std::uint8_t> expanded(nv.luma[i].size());
         for (std::size_t p = 0; p < expanded.size(); ++p)
-            expanded[p] = static_cast<std::uint8_t>(
-                std::clamp(std::lround((nv.luma[i][p] - 16) * 255.0 / 219.0), 0L, 255L));
+            expanded[p] =
+                static_cast<std::uint8_t>(std::clamp(std::lround((nv.luma[i][p] - 16) * 255.0 / 219.0), 0L, 255L));
         const Diff d = luma_diff(expanded, sw.luma[i]);
         EXPECT_LT(d.mean, 1.0) << "frame " << i << ", max " << d.max;
     }
@@ -1056,8 +1041,7 @@ TEST(NvdecGpu, StreamNvdecRefusesFallsBackWithoutLosingFrames) {
     ASSERT_FALSE(write_synthetic_clip(path, small_spec(20), &error).empty()) << error;
     const Decoded sw = decode(path, DecodeMode::kSoftware, false);
     const Decoded nv = decode(path, DecodeMode::kNvdec, false, true);
-    std::printf("lossless 4:4:4 with --decode nvdec: mode %s, note '%s'\n", nv.mode.c_str(),
-                nv.note.c_str());
+    std::printf("lossless 4:4:4 with --decode nvdec: mode %s, note '%s'\n", nv.mode.c_str(), nv.note.c_str());
     if (nv.mode == "sw") {
         EXPECT_NE(nv.note.find("NVDEC"), std::string::npos);
         EXPECT_EQ(nv.device_frames, 0);

@@ -59,14 +59,17 @@ Prepared prepare(const KernelCase& kc, std::uint32_t seed) {
     }
     if (kc.flat_patch) {
         const Rect last = p.problem.roi_of(p.problem.templates - 1);
-        test::fill_rect(p.frame, {last.x + 1, last.y + 1, std::min(last.width - 1, kc.templ.width + 6),
-                                  std::min(last.height - 1, kc.templ.height + 4)}, 141);
+        test::fill_rect(p.frame,
+                        {last.x + 1, last.y + 1, std::min(last.width - 1, kc.templ.width + 6),
+                         std::min(last.height - 1, kc.templ.height + 4)},
+                        141);
     }
     const Size o = stacked_out_size(p.problem);
     p.expected.assign(static_cast<std::size_t>(o.width) * o.height, NAN);
     auto ref = make_correlator("cpu_ref");
     ref->set_template(p.templ.view(), nullptr);
-    ref->run(p.frame.view(), p.problem, {p.expected.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
+    ref->run(p.frame.view(), p.problem, {p.expected.data(), o.width, o.height, static_cast<std::size_t>(o.width)},
+             nullptr);
     return p;
 }
 
@@ -103,7 +106,6 @@ int count_mismatches(const std::vector<float>& got, std::size_t pitch, const Pre
     return bad;
 }
 
-
 // Runs `k` and returns the whole guarded map (host copy).
 std::vector<float> run_guarded(Correlator& k, const Prepared& p, Device device, Layout layout, std::size_t* pitch_out) {
     const Size o = stacked_out_size(p.problem);
@@ -113,11 +115,13 @@ std::vector<float> run_guarded(Correlator& k, const Prepared& p, Device device, 
     *pitch_out = pitch;
     if (device == Device::kCpu) {
         // The same layouts on the host: copy the frame into a buffer with the case's pitch and offset.
-        const std::size_t hp = p.frame.width + (layout == Layout::kOddPitch ? 3 : (layout == Layout::kUnalignedBase ? 16 : 0));
+        const std::size_t hp =
+            p.frame.width + (layout == Layout::kOddPitch ? 3 : (layout == Layout::kUnalignedBase ? 16 : 0));
         const std::size_t off = layout == Layout::kUnalignedBase ? 5 : 0;
         std::vector<std::uint8_t> buf(hp * p.frame.height + off);
         for (int y = 0; y < p.frame.height; ++y)
-            std::memcpy(&buf[off + y * hp], &p.frame.pixels[static_cast<std::size_t>(y) * p.frame.width], p.frame.width);
+            std::memcpy(&buf[off + y * hp], &p.frame.pixels[static_cast<std::size_t>(y) * p.frame.width],
+                        p.frame.width);
         const ImageView frame{buf.data() + off, p.frame.width, p.frame.height, hp, MemorySpace::kHost};
         k.set_template(p.templ.view(), nullptr);
         k.run(frame, p.problem, {host.data() + kGuard * pitch + kGuard, o.width, o.height, pitch}, nullptr);
@@ -136,7 +140,8 @@ std::vector<float> run_guarded(Correlator& k, const Prepared& p, Device device, 
         EXPECT_EQ(cudaMalloc(&d_frame, frame_pitch * p.frame.height + frame_offset), cudaSuccess);
     }
     EXPECT_EQ(cudaMemcpy2D(d_frame + frame_offset, frame_pitch, p.frame.pixels.data(), p.frame.width, p.frame.width,
-                           p.frame.height, cudaMemcpyHostToDevice), cudaSuccess);
+                           p.frame.height, cudaMemcpyHostToDevice),
+              cudaSuccess);
     EXPECT_EQ(cudaMalloc(&d_out, host.size() * sizeof(float)), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(d_out, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
     const ImageView frame{d_frame + frame_offset, p.frame.width, p.frame.height, frame_pitch, MemorySpace::kDevice};
@@ -167,16 +172,16 @@ TEST_P(KernelSweep, MatchesCpuRef) {
         std::string why;
         if (!kernel->supports(p.problem, &why)) {
             EXPECT_FALSE(why.empty()) << GetParam() << " refuses a case without a reason";
-            std::printf("  %s: case %zu (%dx%d templ) not supported: %s\n", GetParam().c_str(), c,
-                        sc.templ.width, sc.templ.height, why.c_str());
+            std::printf("  %s: case %zu (%dx%d templ) not supported: %s\n", GetParam().c_str(), c, sc.templ.width,
+                        sc.templ.height, why.c_str());
             continue;
         }
         std::size_t pitch = 0;
         const auto got = run_guarded(*kernel, p, entry->device, sc.layout, &pitch);
         const std::string where = GetParam() + " case " + std::to_string(c) + " templ " +
-                                  std::to_string(sc.templ.width) + "x" + std::to_string(sc.templ.height) +
-                                  " roi " + std::to_string(p.problem.roi.x) + "," + std::to_string(p.problem.roi.y) +
-                                  " " + std::to_string(p.problem.roi.width) + "x" + std::to_string(p.problem.roi.height);
+                                  std::to_string(sc.templ.width) + "x" + std::to_string(sc.templ.height) + " roi " +
+                                  std::to_string(p.problem.roi.x) + "," + std::to_string(p.problem.roi.y) + " " +
+                                  std::to_string(p.problem.roi.width) + "x" + std::to_string(p.problem.roi.height);
         ASSERT_EQ(count_mismatches(got, pitch, p, where), 0) << where;
         ++checked;
     }
@@ -198,12 +203,11 @@ TEST_P(KernelSweep, BatchedTemplatesMatchCpuRef) {
         const KernelCase& bc = cases[c];
         const Prepared& p = prepared(bc, 777 + static_cast<std::uint32_t>(c) * 31);
         const NccProblem& prob = p.problem;
-        const std::string where = GetParam() + " batch case " + std::to_string(c) + ": " +
-                                  std::to_string(prob.templates) + " templates " + std::to_string(bc.templ.width) +
-                                  "x" + std::to_string(bc.templ.height) + " step " +
-                                  std::to_string(prob.template_roi_step) + " roi " + std::to_string(prob.roi.x) +
-                                  "," + std::to_string(prob.roi.y) + " " + std::to_string(prob.roi.width) + "x" +
-                                  std::to_string(prob.roi.height);
+        const std::string where =
+            GetParam() + " batch case " + std::to_string(c) + ": " + std::to_string(prob.templates) + " templates " +
+            std::to_string(bc.templ.width) + "x" + std::to_string(bc.templ.height) + " step " +
+            std::to_string(prob.template_roi_step) + " roi " + std::to_string(prob.roi.x) + "," +
+            std::to_string(prob.roi.y) + " " + std::to_string(prob.roi.width) + "x" + std::to_string(prob.roi.height);
         ASSERT_EQ(validate_problem(prob), "") << where;
         std::string why;
         if (!kernel->supports(prob, &why)) {
@@ -239,7 +243,8 @@ TEST(BatchedProblem, CpuRefBatchEqualsOneRunPerTemplate) {
             single.roi = batch.roi_of(k);
             std::vector<float> got(static_cast<std::size_t>(o.width) * o.height, NAN);
             ref->set_template(t, nullptr);
-            ref->run(p.frame.view(), single, {got.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
+            ref->run(p.frame.view(), single, {got.data(), o.width, o.height, static_cast<std::size_t>(o.width)},
+                     nullptr);
             for (std::size_t i = 0; i < got.size(); ++i)
                 ASSERT_EQ(got[i], p.expected[static_cast<std::size_t>(k) * got.size() + i])
                     << "case " << c << " template " << k << " index " << i;

@@ -27,9 +27,7 @@ const bool kQuietLibav = [] {
     return true;
 }();
 
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Frames whose every luma byte is index & 255, so a consumer can tell a frame that was
 // overwritten while it held it.
@@ -109,8 +107,7 @@ TEST(Pipeline, FileDeliversEveryFrameOnceInOrderToASlowConsumer) {
         std::this_thread::sleep_for(milliseconds(expected % 5 == 0 ? 25 : 2));
         // The slot is ours until release: the decoder must not have written into it.
         scene.render(static_cast<int>(f->index), truth);
-        EXPECT_EQ(mean_abs_diff(f->luma.data(), 320, truth.data(), 320, 320, 240), 0.0)
-            << "frame " << f->index;
+        EXPECT_EQ(mean_abs_diff(f->luma.data(), 320, truth.data(), 320, 320, 240), 0.0) << "frame " << f->index;
         pipeline.release(f);
         ++expected;
     }
@@ -208,8 +205,7 @@ TEST(Pipeline, EarlyStopWhileTheDecoderWaitsForASlot) {
 }
 
 TEST(Pipeline, EndlessSourceStopsPromptly) {
-    auto pipeline = std::make_unique<FramePipeline>(
-        std::make_unique<FakeSource>(false, -1, milliseconds(0)), 4);
+    auto pipeline = std::make_unique<FramePipeline>(std::make_unique<FakeSource>(false, -1, milliseconds(0)), 4);
     for (int i = 0; i < 10; ++i) {
         const Frame* f = pipeline->acquire();
         ASSERT_NE(f, nullptr);
@@ -283,8 +279,7 @@ LoopRun run_loop(const std::string& path, const std::string& kernel, DecodeMode 
         return true;
     };
     TrackLoopStats st;
-    EXPECT_EQ(run_track_loop(*session, boxes, TrackLoopOptions{}, on_frame, &st, &out.error), 0)
-        << out.error;
+    EXPECT_EQ(run_track_loop(*session, boxes, TrackLoopOptions{}, on_frame, &st, &out.error), 0) << out.error;
     EXPECT_EQ(pipeline.error(), "");
     EXPECT_EQ(st.frames, out.callbacks);
     out.latency = st.latency_ms;
@@ -309,7 +304,8 @@ TEST(TrackLoop, EveryFrameGetsOneResultPerTargetAndFilesDropNothing) {
     for (double ms : cpu.latency) EXPECT_GT(ms, 0.0);
     double worst = 0;
     for (std::size_t i = 1; i < cpu.centres.size(); ++i)
-        worst = std::max(worst, std::hypot(cpu.centres[i].first - truth[i].cx(), cpu.centres[i].second - truth[i].cy()));
+        worst =
+            std::max(worst, std::hypot(cpu.centres[i].first - truth[i].cx(), cpu.centres[i].second - truth[i].cy()));
     EXPECT_LT(worst, 1.0) << "the moving target's centre error";
     if (!cuda_available()) {
         std::printf("no GPU: the device path (pinned slots, copy stream, look-ahead) was not run\n");
@@ -348,7 +344,8 @@ TEST(TrackLoop, NvdecBoxesAgreeWithSoftwareDecodeWithinHalfAPixel) {
     ASSERT_EQ(sw.callbacks, 60);
     double worst = 0;
     for (std::size_t i = 0; i < sw.centres.size(); ++i) {
-        const double d = std::hypot(sw.centres[i].first - hw.centres[i].first, sw.centres[i].second - hw.centres[i].second);
+        const double d =
+            std::hypot(sw.centres[i].first - hw.centres[i].first, sw.centres[i].second - hw.centres[i].second);
         worst = std::max(worst, d);
         EXPECT_LE(d, 0.5) << "frame " << i;
     }
@@ -371,7 +368,7 @@ namespace {
 
 struct Track {
     std::vector<long> index;
-    std::vector<BoxF> box;  // target 0
+    std::vector<BoxF> box;   // target 0
     std::vector<BoxF> box1;  // target 1
 };
 
@@ -695,8 +692,7 @@ TEST(FrameSession, SeekByReopeningDecodesUpToTheFrameWithoutTracking) {
     auto session = open_session(tracker, dir.file("clip.mkv"), /*want_rgb=*/true);
     ASSERT_TRUE(session);
     ASSERT_TRUE(session->advance());
-    while (session->frame().index < 17 && session->advance()) {
-    }
+    while (session->frame().index < 17 && session->advance()) {}
     ASSERT_EQ(session->frame().index, 17);
     const Frame& f = session->frame();
     EXPECT_EQ(f.rgb.size(), static_cast<std::size_t>(spec.width) * 3 * spec.height) << "host RGB for display";

@@ -150,8 +150,10 @@ TEST(Policy, LossAndConfirmedRecovery) {
     auto hide = [&](int i, std::vector<std::uint8_t>& luma) {
         if (i < 20 || i >= 30) return;
         const TruthBox t = scene.box(i);
-        for (int y = std::max(0, static_cast<int>(t.y) - 20); y < std::min(spec.height, static_cast<int>(t.y + t.h) + 20); ++y)
-            for (int x = std::max(0, static_cast<int>(t.x) - 20); x < std::min(spec.width, static_cast<int>(t.x + t.w) + 20); ++x)
+        for (int y = std::max(0, static_cast<int>(t.y) - 20);
+             y < std::min(spec.height, static_cast<int>(t.y + t.h) + 20); ++y)
+            for (int x = std::max(0, static_cast<int>(t.x) - 20);
+                 x < std::min(spec.width, static_cast<int>(t.x + t.w) + 20); ++x)
                 luma[y * spec.width + x] = 128;
     };
     const auto results = track_scene(scene, o, hide);
@@ -254,8 +256,10 @@ TEST(Policy, CpuAndGpuGiveTheSameBoxes) {
     auto hide = [&](int i, std::vector<std::uint8_t>& luma) {
         if (i < 50 || i >= 58) return;
         const TruthBox t = scene.box(i);
-        for (int y = std::max(0, static_cast<int>(t.y) - 10); y < std::min(spec.height, static_cast<int>(t.y + t.h) + 10); ++y)
-            for (int x = std::max(0, static_cast<int>(t.x) - 10); x < std::min(spec.width, static_cast<int>(t.x + t.w) + 10); ++x)
+        for (int y = std::max(0, static_cast<int>(t.y) - 10);
+             y < std::min(spec.height, static_cast<int>(t.y + t.h) + 10); ++y)
+            for (int x = std::max(0, static_cast<int>(t.x) - 10);
+                 x < std::min(spec.width, static_cast<int>(t.x + t.w) + 10); ++x)
                 luma[y * spec.width + x] = 100;
     };
     // Plain, and with the optional gradient channel and scale anchor (twin requests on the GPU).
@@ -287,9 +291,9 @@ TEST(Policy, CpuAndGpuGiveTheSameBoxes) {
 // The gradient channel's operator on a known patch: central differences with edge pixels
 // repeated, (|gx| + |gy| + 1) / 2.
 TEST(Gradient, CentralDifferencesWithRepeatedEdges) {
-    const std::uint8_t in[] = {10, 20, 40,   //
-                               10, 30, 90,   //
-                               200, 0, 50};
+    const std::uint8_t in[] = {10,  20, 40,  //
+                               10,  30, 90,  //
+                               200, 0,  50};
     std::uint8_t out[9];
     gradient_patch(in, {3, 3}, out);
     // (0,0): gx = |20-10| = 10, gy = |10-10| = 0 -> 5; (1,1): gx = |90-10| = 80, gy = |0-20| = 20 -> 50

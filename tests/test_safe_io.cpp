@@ -106,10 +106,13 @@ TEST(OutputPaths, ConflictsAreFoundThroughLinksAndPatterns) {
     const std::string d = dir.path();
     test::write_bytes(d + "/in.mp4", "x");
     fs::create_directories(d + "/seq");
-    for (int i = 1; i <= 3; ++i) test::write_bytes(d + "/seq/" + SequencePattern{d + "/seq", "f", ".png", 3}.name(i), "x");
+    for (int i = 1; i <= 3; ++i)
+        test::write_bytes(d + "/seq/" + SequencePattern{d + "/seq", "f", ".png", 3}.name(i), "x");
     fs::create_symlink(d + "/in.mp4", d + "/alias.mp4");
     std::string error;
-    auto ok = [&](std::vector<NamedPath> in, std::vector<NamedPath> out) { return check_output_paths(in, out, &error); };
+    auto ok = [&](std::vector<NamedPath> in, std::vector<NamedPath> out) {
+        return check_output_paths(in, out, &error);
+    };
     EXPECT_FALSE(ok({{d + "/in.mp4", "the input"}}, {{d + "/alias.mp4", "--csv"}}));
     EXPECT_NE(error.find("--csv '" + d + "/alias.mp4' would overwrite the input"), std::string::npos) << error;
     EXPECT_FALSE(ok({{d + "/in.mp4", "the input"}}, {{d + "/seq/../in.mp4", "--csv"}}));
@@ -132,7 +135,7 @@ TEST(FrameAccounting, LostFramesKeepTheirPlace) {
     EXPECT_EQ(a.frame_out(10), 1);
     EXPECT_EQ(a.frame_out(30), 3);  // the packet at 20 never became a frame
     EXPECT_EQ(a.frame_out(40), 4);
-    a.end_of_stream();              // nor did the one at 50
+    a.end_of_stream();  // nor did the one at 50
     EXPECT_EQ(a.lost(), 2);
     EXPECT_EQ(a.lost_at(), (std::vector<long>{2, 5}));
     // A packet the demuxer skipped leaves a hole in the timestamps.
@@ -278,9 +281,7 @@ struct DeviceFrame {
     DeviceFrame(const DeviceFrame&) = delete;
     DeviceFrame& operator=(const DeviceFrame&) = delete;
     bool ok() const { return !failed; }
-    ImageView view() const {
-        return {pixels, width, height, static_cast<std::size_t>(width), MemorySpace::kDevice};
-    }
+    ImageView view() const { return {pixels, width, height, static_cast<std::size_t>(width), MemorySpace::kDevice}; }
     int width, height;
     std::uint8_t* pixels = nullptr;
     float* map = nullptr;
@@ -306,7 +307,8 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
         const Rect roi = k < 64 ? Rect{0, 0, 256, 192} : Rect{0, 0, 128, 96};
         const NccProblem p{{256, 192}, t, roi, 1};
         const Size o = p.out_size();
-        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
+        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                  nullptr);
         ASSERT_LE(a->remembered_shapes(), 64u) << k;
     }
     EXPECT_EQ(a->remembered_shapes(), 64u);  // the bound was reached and held
@@ -328,7 +330,8 @@ TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     auto run = [&](const Rect& roi) {
         const NccProblem p{{1920, 1080}, {64, 64}, roi, 1};
         const Size o = p.out_size();
-        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice}, nullptr);
+        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                  nullptr);
         return p;
     };
     const NccProblem small = run(Rect{500, 300, 160, 160});  // 97x97 positions x 4096: 39M

@@ -69,10 +69,10 @@ TEST_P(Signals, FirstSignalFinishesTheFrameAndCompletesEveryOutput) {
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
     const std::string bytes = test::read_bytes(d + "/clip.mkv");
     std::signal(SIGPIPE, SIG_IGN);
-    const auto s = test::spawn_cli({"track", fifo, "--box", "60,70,40,32", "-k", "cpu_fast", "--read-timeout", "120",
-                                    "--csv", d + "/out.csv", "--json", d + "/out.json", "--otb", d + "/out.txt",
-                                    "--video", d + "/out.mp4"},
-                                   d);
+    const auto s =
+        test::spawn_cli({"track", fifo, "--box", "60,70,40,32", "-k", "cpu_fast", "--read-timeout", "120", "--csv",
+                         d + "/out.csv", "--json", d + "/out.json", "--otb", d + "/out.txt", "--video", d + "/out.mp4"},
+                        d);
     const int fd = ::open(fifo.c_str(), O_WRONLY);
     ASSERT_GE(fd, 0);
     std::atomic<bool> done{false};
@@ -149,7 +149,8 @@ TEST(SecondSignal, EndsTheProcessAtOnce) {
     const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // never reads
     ASSERT_GE(reader, 0);
     ::fcntl(reader, F_SETPIPE_SZ, 4096);
-    const auto s = test::spawn_cli({"track", d + "/clip.mkv", "--box", "60,70,40,32", "-k", "cpu_fast", "--csv", fifo}, d);
+    const auto s =
+        test::spawn_cli({"track", d + "/clip.mkv", "--box", "60,70,40,32", "-k", "cpu_fast", "--csv", fifo}, d);
     // The pipe fills up and the run blocks writing a row.
     int queued = 0;
     const bool full = wait_for(

@@ -159,8 +159,9 @@ TEST(Soak, EightTargetsThreeScalesStayFlatInMemoryAndTime) {
         const auto wall0 = std::chrono::steady_clock::now();
         const double cpu0 = thread_cpu_ms();
         const std::vector<TrackResult>& results = tracker.update(view);
-        times.push_back(gpu ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count()
-                            : thread_cpu_ms() - cpu0);
+        times.push_back(
+            gpu ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count()
+                : thread_cpu_ms() - cpu0);
         for (int i = 0; i < kTargets; ++i) {
             const TrackResult& r = results[static_cast<std::size_t>(i)];
             lost += r.lost;
@@ -189,23 +190,31 @@ TEST(Soak, EightTargetsThreeScalesStayFlatInMemoryAndTime) {
     const double rss_start = window_rss[base], rss_end = window_rss.back();
     const double ms_start = *std::min_element(window_p10.begin() + base + 1, window_p10.begin() + base + 4);
     const double ms_end = *std::min_element(window_p10.end() - 3, window_p10.end());
-    std::printf("soak: %ld frames, kernel %s, 8 targets x 3 scales: RSS %.1f -> %.1f MiB (peak window %.1f), "
-                "update %.3f -> %.3f ms per frame (best p10 of 3 windows, %s), %ld target-frames lost (%ld while "
-                "visible), %.1f%% of visible "
-                "target-frames within 8 px\n",
-                frames, options.kernel.c_str(), rss_start, rss_end,
-                *std::max_element(window_rss.begin() + base, window_rss.end()), ms_start, ms_end,
-                gpu ? "wall" : "thread CPU", lost, lost_while_visible, 100.0 * on_target / std::max(settled_frames, 1L));
+    std::printf(
+        "soak: %ld frames, kernel %s, 8 targets x 3 scales: RSS %.1f -> %.1f MiB (peak window %.1f), "
+        "update %.3f -> %.3f ms per frame (best p10 of 3 windows, %s), %ld target-frames lost (%ld while "
+        "visible), %.1f%% of visible "
+        "target-frames within 8 px\n",
+        frames, options.kernel.c_str(), rss_start, rss_end,
+        *std::max_element(window_rss.begin() + base, window_rss.end()), ms_start, ms_end, gpu ? "wall" : "thread CPU",
+        lost, lost_while_visible, 100.0 * on_target / std::max(settled_frames, 1L));
     if (const char* path = std::getenv("CORRTRACK_SOAK_REPORT"); path && *path) {
-        std::ofstream(path) << nlohmann::json{{"frames", frames},        {"kernel", options.kernel}, {"warmup_frames", warmup},
-                                              {"gpu", gpu},              {"window_frames", window},
-                                              {"rss_mib", window_rss},   {"update_ms_median", window_ms},
+        std::ofstream(path) << nlohmann::json{{"frames", frames},
+                                              {"kernel", options.kernel},
+                                              {"warmup_frames", warmup},
+                                              {"gpu", gpu},
+                                              {"window_frames", window},
+                                              {"rss_mib", window_rss},
+                                              {"update_ms_median", window_ms},
                                               {"update_ms_p10", window_p10},
-                                              {"rss_start_mib", rss_start}, {"rss_end_mib", rss_end},
-                                              {"ms_start", ms_start},    {"ms_end", ms_end},
+                                              {"rss_start_mib", rss_start},
+                                              {"rss_end_mib", rss_end},
+                                              {"ms_start", ms_start},
+                                              {"ms_end", ms_end},
                                               {"lost_target_frames", lost},
                                               {"lost_while_visible", lost_while_visible},
-                                              {"within_8px_share", static_cast<double>(on_target) / std::max(settled_frames, 1L)}}
+                                              {"within_8px_share",
+                                               static_cast<double>(on_target) / std::max(settled_frames, 1L)}}
                                    .dump(2)
                             << "\n";
     }

@@ -84,8 +84,8 @@ TEST_F(Streams, TwoClipsInOneProcessGiveTheBoxesOfTwoSeparateRuns) {
     for (const char* jobs : {"", " --jobs 1"}) {
         SCOPED_TRACE(jobs);
         const std::string o = d() + "/both";
-        r = run_cli("track --input " + a() + " --input " + b() + " -k cpu_fast" + jobs + " --csv " + o + ".csv --json " +
-                        o + ".json --otb " + o + ".txt",
+        r = run_cli("track --input " + a() + " --input " + b() + " -k cpu_fast" + jobs + " --csv " + o +
+                        ".csv --json " + o + ".json --otb " + o + ".txt",
                     d());
         ASSERT_EQ(r.exit_code, 0) << r.err;
         EXPECT_FALSE(std::filesystem::exists(o + ".csv"));  // only per-stream files
@@ -102,7 +102,8 @@ TEST_F(Streams, TwoClipsInOneProcessGiveTheBoxesOfTwoSeparateRuns) {
             double pts, x, y, w, h, cx, cy;
             int target;
             ASSERT_EQ(std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf", &frame, &pts, &target, &x, &y, &w,
-                                  &h, &cx, &cy), 9);
+                                  &h, &cx, &cy),
+                      9);
             err += std::hypot(cx - truth_b_[frame].cx(), cy - truth_b_[frame].cy());
             ++rows;
         }
@@ -227,17 +228,18 @@ TEST_F(Streams, BadListLinesAndMixedSyntaxAreUsageErrorsWithTheLine) {
 
 TEST_F(Streams, NoPerStreamOutputMayOverwriteAnInputOrAnotherOutput) {
     // Stream "cama" writes --video v.mp4 as v.cama.mp4: here that is the other input.
-    std::filesystem::copy_file(d() + "/camb.mp4", d() + "/v.cama.mp4", std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(d() + "/camb.mp4", d() + "/v.cama.mp4",
+                               std::filesystem::copy_options::overwrite_existing);
     const std::string before = test::read_text(d() + "/v.cama.mp4");
-    auto r = run_cli("track --input " + a() + " --input " + d() + "/v.cama.mp4 --box 10,10,20,20 --video " + d() +
-                         "/v.mp4",
-                     d());
+    auto r = run_cli(
+        "track --input " + a() + " --input " + d() + "/v.cama.mp4 --box 10,10,20,20 --video " + d() + "/v.mp4", d());
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("would overwrite the input"), std::string::npos) << r.err;
     EXPECT_EQ(test::read_text(d() + "/v.cama.mp4"), before);
     // Two flags whose per-stream files meet: --csv s.json and --json s.json both give
     // s.cama.json.
-    r = run_cli("track --input " + a() + " --input " + b() + " --csv " + d() + "/s.json --json " + d() + "/s.json", d());
+    r = run_cli("track --input " + a() + " --input " + b() + " --csv " + d() + "/s.json --json " + d() + "/s.json",
+                d());
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("would write the same file"), std::string::npos) << r.err;
     // A device cannot be split per stream (/dev/null can be shared).
@@ -283,8 +285,9 @@ TEST(StreamNames, PerStreamOutputPaths) {
 TEST(InputsList, CommentsQuotesAndLineNumbers) {
     std::vector<InputEntry> entries;
     std::string e;
-    ASSERT_TRUE(parse_inputs_list("# head\n\n  a.mp4 1,2,3,4 5,6,7,8 # two\n\"my clip.mp4\"\t1,1,9,9\r\nurl://x#frag 1,2,3,4\n",
-                                  "l.txt", &entries, &e))
+    ASSERT_TRUE(
+        parse_inputs_list("# head\n\n  a.mp4 1,2,3,4 5,6,7,8 # two\n\"my clip.mp4\"\t1,1,9,9\r\nurl://x#frag 1,2,3,4\n",
+                          "l.txt", &entries, &e))
         << e;
     ASSERT_EQ(entries.size(), 3u);
     EXPECT_EQ(entries[0].input, "a.mp4");
@@ -306,10 +309,10 @@ TEST(InputsList, CommentsQuotesAndLineNumbers) {
 // summary written, exit 130.
 TEST_F(Streams, SigintFinishesEveryStreamsOutputs) {
     const std::string o = d() + "/sig";
-    const auto s = test::spawn_cli({"track", "--input", d() + "/cama.mp4", "--box", box_text(truth_a_[0]), "--input",
-                                    d() + "/camb.mp4", "--box", box_text(truth_b_[0]), "-k", "cpu_fast", "--realtime",
-                                    "--csv", o + ".csv", "--json", o + ".json"},
-                                   d(), "sig");
+    const auto s = test::spawn_cli(
+        {"track", "--input", d() + "/cama.mp4", "--box", box_text(truth_a_[0]), "--input", d() + "/camb.mp4", "--box",
+         box_text(truth_b_[0]), "-k", "cpu_fast", "--realtime", "--csv", o + ".csv", "--json", o + ".json"},
+        d(), "sig");
     std::this_thread::sleep_for(std::chrono::milliseconds(700));  // 40 frames at 25 fps take 1.6 s
     kill(s.pid, SIGINT);
     const auto r = test::wait_cli(s, 60);

@@ -114,8 +114,10 @@ TEST(Tracker, LosesAnOccludedTargetAndReDetectsItElsewhere) {
         } else if (i < 30) {  // a flat grey occluder over the target and its search window
             scene_a.render(i, luma);
             const TruthBox t = scene_a.box(i);
-            for (int y = std::max(0, static_cast<int>(t.y) - 50); y < std::min(a.height, static_cast<int>(t.y + t.h) + 50); ++y)
-                for (int x = std::max(0, static_cast<int>(t.x) - 60); x < std::min(a.width, static_cast<int>(t.x + t.w) + 60); ++x)
+            for (int y = std::max(0, static_cast<int>(t.y) - 50);
+                 y < std::min(a.height, static_cast<int>(t.y + t.h) + 50); ++y)
+                for (int x = std::max(0, static_cast<int>(t.x) - 60);
+                     x < std::min(a.width, static_cast<int>(t.x + t.w) + 60); ++x)
                     luma[y * a.width + x] = 128;
         } else {
             scene_b.render(i, luma);
@@ -151,9 +153,9 @@ TEST(Tracker, RejectsBoxesItCannotTrack) {
     for (int y = 0; y < 60; ++y)
         for (int x = 0; x < 60; ++x) luma[y * spec.width + x] = 90;  // a flat corner
     const ImageView v{luma.data(), spec.width, spec.height, static_cast<std::size_t>(spec.width)};
-    const std::pair<BoxF, const char*> cases[] = {
-        {{300, 200, 40, 60}, "outside"},   {{0, 0, 400, 300}, "larger than"}, {{10, 10, 0, 20}, "zero"},
-        {{10, 10, 2, 2}, "smaller than"}, {{5, 5, 40, 40}, "flat"},          {{-20, 5, 30, 30}, "outside"}};
+    const std::pair<BoxF, const char*> cases[] = {{{300, 200, 40, 60}, "outside"}, {{0, 0, 400, 300}, "larger than"},
+                                                  {{10, 10, 0, 20}, "zero"},       {{10, 10, 2, 2}, "smaller than"},
+                                                  {{5, 5, 40, 40}, "flat"},        {{-20, 5, 30, 30}, "outside"}};
     for (const auto& [box, expect] : cases) {
         Tracker t(TrackerOptions{});
         std::string error;
@@ -181,7 +183,8 @@ TEST(Resample, IntegerCopyAndAreaAverage) {
     for (int y = 0; y < 4; ++y)
         for (int x = 0; x < 8; ++x) {
             const double mean = (src[(2 * y) * 16 + 2 * x] + src[(2 * y) * 16 + 2 * x + 1] +
-                                 src[(2 * y + 1) * 16 + 2 * x] + src[(2 * y + 1) * 16 + 2 * x + 1]) / 4.0;
+                                 src[(2 * y + 1) * 16 + 2 * x] + src[(2 * y + 1) * 16 + 2 * x + 1]) /
+                                4.0;
             ASSERT_NEAR(out[y * 8 + x], mean, 0.51);
         }
     // Left of the frame the border column repeats.
@@ -235,7 +238,8 @@ TEST(Tracker, SameTrackOnEveryAvailableKernel) {
         Frame f;
         while (source && source->read(f) == ReadStatus::kFrame) {
             if (f.index == 0) {
-                EXPECT_TRUE(tracker.init(f.luma_view(), {truth[0].x, truth[0].y, truth[0].w, truth[0].h}, &error)) << error;
+                EXPECT_TRUE(tracker.init(f.luma_view(), {truth[0].x, truth[0].y, truth[0].w, truth[0].h}, &error))
+                    << error;
                 continue;
             }
             out.push_back(tracker.update(f.luma_view()));
@@ -389,7 +393,8 @@ TEST(MultiTracker, DeviceMapsEqualTheHostMaps) {
             ASSERT_EQ(dev.space, MemorySpace::kDevice);
             ASSERT_EQ(dev.size(), host.size());
             std::vector<float> copy(static_cast<std::size_t>(dev.width) * dev.height);
-            ASSERT_EQ(cudaMemcpy(copy.data(), dev.data, copy.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+            ASSERT_EQ(cudaMemcpy(copy.data(), dev.data, copy.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                      cudaSuccess);
             for (int y = 0; y < host.height; ++y)
                 for (int x = 0; x < host.width; ++x)
                     ASSERT_EQ(copy[static_cast<std::size_t>(y) * dev.width + x], host.row(y)[x]) << "target " << t;

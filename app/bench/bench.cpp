@@ -25,8 +25,10 @@ int run_bench(const BenchOptions& o, bool dry_run) {
     const bool any_gpu_kernel = std::any_of(plan.kernels.begin(), plan.kernels.end(),
                                             [](const KernelEntry* k) { return k->device == Device::kCuda; });
     if (any_gpu_kernel && o.runs < kMinGpuRuns)
-        std::fprintf(stderr, "corrtrack bench: warning: --runs %d is below %d; GPU medians will be noisy (fine for a quick check)\n",
-                     o.runs, kMinGpuRuns);
+        std::fprintf(
+            stderr,
+            "corrtrack bench: warning: --runs %d is below %d; GPU medians will be noisy (fine for a quick check)\n",
+            o.runs, kMinGpuRuns);
     for (const KernelEntry* k : plan.kernels)
         if (!k->available())
             std::fprintf(stderr, "corrtrack bench: warning: %s cannot run here (%s); its rows say unavailable\n",

@@ -6,9 +6,9 @@ namespace corrtrack::bench {
 
 const char* mode_name(Mode m) {
     switch (m) {
-        case Mode::kFull: return "full";
-        case Mode::kWindow: return "window";
-        case Mode::kRoi: return "roi";
+    case Mode::kFull: return "full";
+    case Mode::kWindow: return "window";
+    case Mode::kRoi: return "roi";
     }
     return "?";
 }
@@ -17,14 +17,14 @@ std::string size_text(Size s) { return std::to_string(s.width) + "x" + std::to_s
 
 NccProblem KernelCase::problem() const {
     switch (mode) {
-        case Mode::kFull: return NccProblem::full_frame(frame, templ);
-        case Mode::kWindow: {
-            const int w = std::min(kWindowFactor * templ.width, frame.width);
-            const int h = std::min(kWindowFactor * templ.height, frame.height);
-            if (batch <= 1) return {frame, templ, Rect{(frame.width - w) / 2, (frame.height - h) / 2, w, h}, 1};
-            return {{w, h * batch}, templ, Rect{0, 0, w, h}, batch, h};
-        }
-        case Mode::kRoi: return {frame, templ, roi, batch, step < 0 ? roi.height : step};
+    case Mode::kFull: return NccProblem::full_frame(frame, templ);
+    case Mode::kWindow: {
+        const int w = std::min(kWindowFactor * templ.width, frame.width);
+        const int h = std::min(kWindowFactor * templ.height, frame.height);
+        if (batch <= 1) return {frame, templ, Rect{(frame.width - w) / 2, (frame.height - h) / 2, w, h}, 1};
+        return {{w, h * batch}, templ, Rect{0, 0, w, h}, batch, h};
+    }
+    case Mode::kRoi: return {frame, templ, roi, batch, step < 0 ? roi.height : step};
     }
     return {};
 }
@@ -47,8 +47,10 @@ std::string KernelCase::key() const { return size_text(frame) + "|" + size_text(
 std::vector<Rect> batch_windows(Size frame, Size window, int n) {
     std::vector<Rect> w;
     for (int i = 0; i < n; ++i) {
-        const int x = static_cast<int>(static_cast<long long>(frame.width - window.width) * ((37 * i + 50) % 101) / 100);
-        const int y = static_cast<int>(static_cast<long long>(frame.height - window.height) * ((61 * i + 50) % 101) / 100);
+        const int x =
+            static_cast<int>(static_cast<long long>(frame.width - window.width) * ((37 * i + 50) % 101) / 100);
+        const int y =
+            static_cast<int>(static_cast<long long>(frame.height - window.height) * ((61 * i + 50) % 101) / 100);
         w.push_back({x, y, window.width, window.height});
     }
     return w;
@@ -60,8 +62,8 @@ namespace {
 // (256x256) in small frames, widths that are not a multiple of 4, rois at the frame edges,
 // flat windows and a flat template, odd pitches and unaligned bases.
 void add_single_checks(std::vector<KernelCase>& c) {
-    const Size templates[] = {{1, 1},   {2, 3},   {3, 2},   {5, 7},   {7, 5},    {8, 8},   {13, 9},
-                              {16, 16}, {17, 31}, {31, 17}, {32, 32}, {33, 5},   {48, 24}, {63, 65},
+    const Size templates[] = {{1, 1},   {2, 3},   {3, 2},     {5, 7},     {7, 5},    {8, 8},   {13, 9},
+                              {16, 16}, {17, 31}, {31, 17},   {32, 32},   {33, 5},   {48, 24}, {63, 65},
                               {64, 64}, {97, 50}, {100, 127}, {128, 128}, {256, 256}};
     int i = 0;
     for (Size t : templates) {
@@ -71,12 +73,12 @@ void add_single_checks(std::vector<KernelCase>& c) {
         // Alternate: full frame; roi touching the right/bottom edges; roi at the top-left;
         // an interior roi with an odd (unaligned) x.
         switch (i % 4) {
-            case 0: k.mode = Mode::kFull; break;
-            case 1:
-                k.roi = {k.frame.width - t.width - 20, k.frame.height - t.height - 9, t.width + 20, t.height + 9};
-                break;
-            case 2: k.roi = {0, 0, t.width + 11, t.height + 14}; break;
-            default: k.roi = {3, 5, k.frame.width - 10, k.frame.height - 8}; break;
+        case 0: k.mode = Mode::kFull; break;
+        case 1:
+            k.roi = {k.frame.width - t.width - 20, k.frame.height - t.height - 9, t.width + 20, t.height + 9};
+            break;
+        case 2: k.roi = {0, 0, t.width + 11, t.height + 14}; break;
+        default: k.roi = {3, 5, k.frame.width - 10, k.frame.height - 8}; break;
         }
         if (i % 4 != 0) k.mode = Mode::kRoi;
         k.flat_patch = i % 3 == 1;
@@ -185,9 +187,8 @@ std::string default_sizes_text() { return unique_list(kernel_cases(), &KernelCas
 
 std::string default_templates_text() {
     // Square templates as "N", as --templates takes them.
-    return unique_list(kernel_cases(), &KernelCase::templ, [](Size s) {
-        return s.width == s.height ? std::to_string(s.width) : size_text(s);
-    });
+    return unique_list(kernel_cases(), &KernelCase::templ,
+                       [](Size s) { return s.width == s.height ? std::to_string(s.width) : size_text(s); });
 }
 
 std::string default_modes_text() { return unique_list(kernel_cases(), &KernelCase::mode, mode_name); }

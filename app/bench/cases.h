@@ -40,7 +40,7 @@ struct KernelCase {
 
     Size frame, templ;
     Mode mode = Mode::kFull;
-    Rect roi;           // kRoi only
+    Rect roi;  // kRoi only
     // Templates in one run (stacked vertically). In window mode a batch of N is an atlas of N
     // search windows stacked vertically (frame = window width x N window heights, roi the first
     // window, step the window height), the tracker's multi-target launch. In roi mode template

@@ -19,8 +19,8 @@ HostImage random_image(Size s, std::uint32_t seed, std::size_t align) {
 
 DeviceImage::DeviceImage(const HostImage& host) : size_(host.size) {
     CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&ptr_), &pitch_, size_.width, size_.height));
-    CORRTRACK_CUDA(cudaMemcpy2D(ptr_, pitch_, host.bytes.data(), host.pitch, size_.width, size_.height,
-                                cudaMemcpyHostToDevice));
+    CORRTRACK_CUDA(
+        cudaMemcpy2D(ptr_, pitch_, host.bytes.data(), host.pitch, size_.width, size_.height, cudaMemcpyHostToDevice));
 }
 
 DeviceImage::~DeviceImage() { cudaFree(ptr_); }
@@ -30,8 +30,8 @@ MapView MapStore::get(Size shape, bool device) {
     if (!e.data) {
         if (device) {
             std::size_t pitch_bytes = 0;
-            CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&e.data), &pitch_bytes,
-                                           shape.width * sizeof(float), shape.height));
+            CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&e.data), &pitch_bytes, shape.width * sizeof(float),
+                                           shape.height));
             e.pitch = pitch_bytes / sizeof(float);
         } else {
             e.pitch = static_cast<std::size_t>(shape.width);

@@ -116,7 +116,9 @@ int run_e2e_bench(const E2eOptions& o) {
         std::fprintf(stderr, "corrtrack bench --e2e: %s\n", why.c_str());
         return kExitUsage;
     }
-    nlohmann::json doc = {{"gpu", cuda_device_description()}, {"kernel", kernel}, {"repeats", o.repeats},
+    nlohmann::json doc = {{"gpu", cuda_device_description()},
+                          {"kernel", kernel},
+                          {"repeats", o.repeats},
                           {"clips", nlohmann::json::array()}};
     std::printf("%-22s %-6s %7s %12s %12s %9s %17s %s\n", "clip", "decode", "frames", "decode fps", "+track fps",
                 "overhead", "latency med/p95", "per-frame medians (decode / upload / correlate / peak ms)");
@@ -146,22 +148,22 @@ int run_e2e_bench(const E2eOptions& o) {
             const double overhead = decode_only.fps / std::max(tracked.fps, 1e-9) - 1.0;
             const StageSamples& s = tracked.stages;
             std::string name = clip.substr(clip.find_last_of('/') + 1);
-            std::printf("%-22s %-6s %7ld %12.1f %12.1f %8.1f%% %8.2f / %6.2f   %.3f / %.3f / %.3f / %.3f\n", name.c_str(),
-                        decode_only.decode_mode.c_str(), tracked.frames, decode_only.fps, tracked.fps, 100 * overhead,
-                        tracked.latency_median, tracked.latency_p95, median(s.decode), median(s.upload),
+            std::printf("%-22s %-6s %7ld %12.1f %12.1f %8.1f%% %8.2f / %6.2f   %.3f / %.3f / %.3f / %.3f\n",
+                        name.c_str(), decode_only.decode_mode.c_str(), tracked.frames, decode_only.fps, tracked.fps,
+                        100 * overhead, tracked.latency_median, tracked.latency_p95, median(s.decode), median(s.upload),
                         median(s.correlate), median(s.peak));
-            cj["modes"].push_back({{"decode", decode_only.decode_mode},
-                                   {"frames", tracked.frames},
-                                   {"decode_only_fps", decode_only.fps},
-                                   {"decode_only_fps_runs", decode_only.fps_runs},
-                                   {"decode_track_fps", tracked.fps},
-                                   {"decode_track_fps_runs", tracked.fps_runs},
-                                   {"tracking_overhead", overhead},
-                                   {"latency_ms", {{"median", tracked.latency_median}, {"p95", tracked.latency_p95}}},
-                                   {"decode_only_latency_ms",
-                                    {{"median", decode_only.latency_median}, {"p95", decode_only.latency_p95}}},
-                                   {"stages", stage_json(s)},
-                                   {"correlation_launches_per_frame", tracked.launches}});
+            cj["modes"].push_back(
+                {{"decode", decode_only.decode_mode},
+                 {"frames", tracked.frames},
+                 {"decode_only_fps", decode_only.fps},
+                 {"decode_only_fps_runs", decode_only.fps_runs},
+                 {"decode_track_fps", tracked.fps},
+                 {"decode_track_fps_runs", tracked.fps_runs},
+                 {"tracking_overhead", overhead},
+                 {"latency_ms", {{"median", tracked.latency_median}, {"p95", tracked.latency_p95}}},
+                 {"decode_only_latency_ms", {{"median", decode_only.latency_median}, {"p95", decode_only.latency_p95}}},
+                 {"stages", stage_json(s)},
+                 {"correlation_launches_per_frame", tracked.launches}});
         }
         if (!sw_centres.empty() && sw_centres.size() == nvdec_centres.size()) {
             double worst = 0;

@@ -12,8 +12,8 @@ struct E2eOptions {
     std::vector<std::string> clips;
     std::vector<std::string> boxes;  // x,y,w,h per target; empty: one 64x64 box in the middle
     std::string kernel = "auto";
-    long frames = -1;                // per pass (-1: the whole clip)
-    int repeats = 3;                 // passes per configuration; the median fps is reported
+    long frames = -1;  // per pass (-1: the whole clip)
+    int repeats = 3;   // passes per configuration; the median fps is reported
     std::string json;
     bool quiet = false;
 };

@@ -79,12 +79,11 @@ GpuInfo query_gpu(double peak_override) {
     char buf[320];
     if (g.clock_mhz > 0 && g.dp4a_per_clock > 0) {
         g.peak_gmacs = g.sms * g.clock_mhz * 1e-3 * g.dp4a_per_clock * 4;
-        std::snprintf(buf, sizeof buf,
-                      "DP4A peak = %d SMs x %.0f MHz (%s) x %d DP4A/clk/SM x 4 MAC = %.0f GMAC/s",
+        std::snprintf(buf, sizeof buf, "DP4A peak = %d SMs x %.0f MHz (%s) x %d DP4A/clk/SM x 4 MAC = %.0f GMAC/s",
                       g.sms, g.clock_mhz, g.clock_source.c_str(), g.dp4a_per_clock, g.peak_gmacs);
     } else {
-        std::snprintf(buf, sizeof buf, "DP4A peak unknown for %s (sm_%d%d); give --peak-gmacs",
-                      g.name.c_str(), g.major, g.minor);
+        std::snprintf(buf, sizeof buf, "DP4A peak unknown for %s (sm_%d%d); give --peak-gmacs", g.name.c_str(), g.major,
+                      g.minor);
     }
     g.peak_note = buf;
     return g;
@@ -134,8 +133,10 @@ std::string command_line() {
     std::string out;
     std::stringstream args(raw);
     for (std::string a; std::getline(args, a, '\0');) {
-        const bool plain = !a.empty() && a.find_first_not_of(
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./,:=+%@") == std::string::npos;
+        const bool plain =
+            !a.empty() &&
+            a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./,:=+%@") ==
+                std::string::npos;
         std::string q = a;
         if (!plain) {
             q = "'";

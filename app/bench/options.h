@@ -30,7 +30,7 @@ struct BenchOptions {
     std::vector<std::string> ratio_to;
     bool variants = false;  // also time the tuning variants (kernel_variants())
     bool quiet = false;
-    int batch = 0;          // window cases: also time this many targets batched vs separately (0: off)
+    int batch = 0;  // window cases: also time this many targets batched vs separately (0: off)
 };
 
 // GPU medians need enough samples to be stable; CPU kernels may time fewer to fit the budget.

@@ -63,8 +63,8 @@ bool plan_grid(const BenchOptions& o, Plan* plan, std::string* error) {
             return false;
         }
         if (size.width > kMaxFrameSide || size.height > kMaxFrameSide) {
-            *error = "--templates: template size '" + s + "' is too large (at most " +
-                     std::to_string(kMaxFrameSide) + " a side)";
+            *error = "--templates: template size '" + s + "' is too large (at most " + std::to_string(kMaxFrameSide) +
+                     " a side)";
             return false;
         }
         plan->templates.push_back(size);
@@ -114,8 +114,9 @@ bool make_plan(const BenchOptions& o, Plan* plan, std::string* error) {
     }
     if (o.runs < 1 || o.warmup < 0 || !(o.max_seconds > 0) || o.max_total_seconds < 0 || o.hang_seconds < 0 ||
         o.peak_gmacs < 0) {
-        *error = "--runs must be >= 1, --warmup >= 0, --max-seconds > 0; --max-total-seconds, --hang-seconds "
-                 "and --peak-gmacs >= 0";
+        *error =
+            "--runs must be >= 1, --warmup >= 0, --max-seconds > 0; --max-total-seconds, --hang-seconds "
+            "and --peak-gmacs >= 0";
         return false;
     }
     return true;

@@ -47,7 +47,8 @@ void print_table(const Report& rep, std::FILE* f) {
     for (const std::string& n : rep.ratio_names) ratio_titles.push_back("x " + n);
     std::fprintf(f, "\n%-*s %10s %9s %-6s %11s %10s %10s %7s", static_cast<int>(kw), "kernel", "size", "template",
                  "mode", "median ms", "Mpos/s", "GMAC/s", "%DP4A");
-    for (const std::string& t : ratio_titles) std::fprintf(f, " %*s", static_cast<int>(std::max<std::size_t>(t.size(), 6)), t.c_str());
+    for (const std::string& t : ratio_titles)
+        std::fprintf(f, " %*s", static_cast<int>(std::max<std::size_t>(t.size(), 6)), t.c_str());
     if (rep.batch > 0) std::fprintf(f, " %7s %11s %13s %7s", "batch_n", "batch_ms", "per_target_ms", "x batch");
     std::fprintf(f, "  status\n");
     const auto cell = [](double v, const char* format) {
@@ -114,8 +115,8 @@ void print_cpu_pairs(const std::vector<CpuPair>& pairs, std::FILE* f) {
             const double x = b->median_ms / a->median_ms;
             log_sum += std::log(x);
             std::fprintf(f, "  %s vs %s  %s %s %s: %s is %.2fx %s (%.4f ms vs %.4f ms)\n", p.a->name, p.b->name,
-                         size_text(a->c.frame).c_str(), size_text(a->c.templ).c_str(), mode_name(a->c.mode),
-                         p.a->name, x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower", a->median_ms, b->median_ms);
+                         size_text(a->c.frame).c_str(), size_text(a->c.templ).c_str(), mode_name(a->c.mode), p.a->name,
+                         x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower", a->median_ms, b->median_ms);
         }
         if (p.cases.size() > 1) {
             const double g = std::exp(log_sum / p.cases.size());
@@ -193,9 +194,12 @@ bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std:
     doc["cpu_comparison"] = json::array();
     for (const CpuPair& p : pairs)
         for (const auto& [a, b] : p.cases)
-            doc["cpu_comparison"].push_back({{"first", p.a->name}, {"second", p.b->name},
-                                             {"size", size_text(a->c.frame)}, {"template", size_text(a->c.templ)},
-                                             {"mode", mode_name(a->c.mode)}, {"ratio", b->median_ms / a->median_ms}});
+            doc["cpu_comparison"].push_back({{"first", p.a->name},
+                                             {"second", p.b->name},
+                                             {"size", size_text(a->c.frame)},
+                                             {"template", size_text(a->c.templ)},
+                                             {"mode", mode_name(a->c.mode)},
+                                             {"ratio", b->median_ms / a->median_ms}});
     return write_file_atomically(path, doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n", error);
 }
 
@@ -255,24 +259,29 @@ Report make_report(const BenchOptions& o) {
         {"cpu", cpu_text()},
         {"date", utc_now_iso()},
         {"command", command_line()},
-        {"timing", "GPU: CUDA events around run() on one stream, synchronized per run; CPU: steady_clock. "
-                   "set_template untimed. Median of the timed runs after " + std::to_string(o.warmup) +
-                   " warm-up run(s); CPU cases time fewer runs (>= " + std::to_string(kMinCpuRuns) +
-                   ") to fit --max-seconds " + fmt(o.max_seconds, "%g")},
-        {"metrics", "Mpos/s = output positions / median / 1e6; GMAC/s = template pixels x positions / "
-                    "median / 1e9 (effective: FFT kernels do fewer operations); %DP4A = GMAC/s / DP4A peak; "
-                    "x K = median(K) / median(row) on the same case (> 1: the row is faster than K)"},
+        {"timing",
+         "GPU: CUDA events around run() on one stream, synchronized per run; CPU: steady_clock. "
+         "set_template untimed. Median of the timed runs after " +
+             std::to_string(o.warmup) + " warm-up run(s); CPU cases time fewer runs (>= " +
+             std::to_string(kMinCpuRuns) + ") to fit --max-seconds " + fmt(o.max_seconds, "%g")},
+        {"metrics",
+         "Mpos/s = output positions / median / 1e6; GMAC/s = template pixels x positions / "
+         "median / 1e9 (effective: FFT kernels do fewer operations); %DP4A = GMAC/s / DP4A peak; "
+         "x K = median(K) / median(row) on the same case (> 1: the row is faster than K)"},
         {"peak", rep.gpu.peak_note.empty() ? "no GPU; give --peak-gmacs for a %DP4A column" : rep.gpu.peak_note},
-        {"window mode", "search region " + std::to_string(kWindowFactor) + "x the template's width and height, centred"},
+        {"window mode",
+         "search region " + std::to_string(kWindowFactor) + "x the template's width and height, centred"},
     };
     if (o.batch > 0)
         rep.header.push_back(
             {"batch", "window cases also time " + std::to_string(o.batch) + " targets: one batched run (an atlas of " +
-                          std::to_string(o.batch) + " search windows of the frame stacked vertically, templates=" +
-                          std::to_string(o.batch) + ", template_roi_step=window height) and " + std::to_string(o.batch) +
+                          std::to_string(o.batch) +
+                          " search windows of the frame stacked vertically, templates=" + std::to_string(o.batch) +
+                          ", template_roi_step=window height) and " + std::to_string(o.batch) +
                           " separate run() calls (one correlator per target) on the same windows and templates; "
                           "batch_ms = median of the batched run, per_target_ms = median of the " +
-                          std::to_string(o.batch) + " separate calls together, batch_speedup = per_target_ms / "
+                          std::to_string(o.batch) +
+                          " separate calls together, batch_speedup = per_target_ms / "
                           "batch_ms (> 1: the batch is faster); n/a: the kernel does not run batches (its reason)"});
     return rep;
 }
@@ -337,12 +346,16 @@ int finish_report(const BenchOptions& o, const Plan& plan, Report rep, std::vect
         exit_code = kExitInput;
     };
     if (!o.csv.empty()) {
-        if (write_csv(rep, o.csv, &error)) std::fprintf(stderr, "corrtrack bench: wrote %s\n", o.csv.c_str());
-        else fail(error);
+        if (write_csv(rep, o.csv, &error))
+            std::fprintf(stderr, "corrtrack bench: wrote %s\n", o.csv.c_str());
+        else
+            fail(error);
     }
     if (!o.json.empty()) {
-        if (write_json(rep, pairs, o.json, &error)) std::fprintf(stderr, "corrtrack bench: wrote %s\n", o.json.c_str());
-        else fail(error);
+        if (write_json(rep, pairs, o.json, &error))
+            std::fprintf(stderr, "corrtrack bench: wrote %s\n", o.json.c_str());
+        else
+            fail(error);
     }
     if (!o.plot.empty()) {
         const plot::Figure fig = make_figure(rep, plan);
@@ -361,6 +374,5 @@ int finish_report(const BenchOptions& o, const Plan& plan, Report rep, std::vect
     }
     return exit_code;
 }
-
 
 }  // namespace corrtrack::bench

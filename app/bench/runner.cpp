@@ -24,11 +24,11 @@ namespace corrtrack::bench {
 
 std::string status_text(Status status, const std::string& note, const char* unsupported) {
     switch (status) {
-        case Status::kOk: return "ok";
-        case Status::kUnsupported: return std::string(unsupported) + ": " + note;
-        case Status::kSkipped: return "skipped: " + note;
-        case Status::kUnavailable: return "unavailable: " + note;
-        case Status::kError: return "error: " + note;
+    case Status::kOk: return "ok";
+    case Status::kUnsupported: return std::string(unsupported) + ": " + note;
+    case Status::kSkipped: return "skipped: " + note;
+    case Status::kUnavailable: return "unavailable: " + note;
+    case Status::kError: return "error: " + note;
     }
     return note;
 }
@@ -96,8 +96,8 @@ public:
 
 private:
     static std::int64_t now_ns() {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch()).count();
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     }
 
     void watch(double hang_s) {
@@ -114,8 +114,10 @@ private:
             hung.status = Status::kError;
             hung.ms.clear();
             char buf[160];
-            std::snprintf(buf, sizeof buf, "hung: a call did not return within %.0f s (--hang-seconds); "
-                          "the bench stopped here", hang_s);
+            std::snprintf(buf, sizeof buf,
+                          "hung: a call did not return within %.0f s (--hang-seconds); "
+                          "the bench stopped here",
+                          hang_s);
             hung.note = buf;
             done.push_back(hung);
             std::fprintf(stderr, "corrtrack bench: %s %s %s %s hung; writing what was measured and stopping\n",
@@ -177,7 +179,8 @@ private:
                         r.status = Status::kError;
                         r.note = frame_error;
                     } else {
-                        const ImageView fv = group == Device::kCuda && device_frame ? device_frame->view() : frame.view();
+                        const ImageView fv =
+                            group == Device::kCuda && device_frame ? device_frame->view() : frame.view();
                         run_case(r, fv, templates_[t].view(), maps);
                         if (o_.batch > 0 && mode == Mode::kWindow && r.ok()) run_batch(r, frame, maps);
                     }
@@ -226,8 +229,7 @@ private:
         for (const Result& p : results_) {
             if (p.kernel != r.kernel || p.c.mode != r.c.mode) continue;
             if (p.c.templ == r.c.templ && p.c.positions() <= r.c.positions()) {
-                if (p.too_slow)
-                    return Prediction{INFINITY, 1, "already over the budget at " + size_text(p.c.frame)};
+                if (p.too_slow) return Prediction{INFINITY, 1, "already over the budget at " + size_text(p.c.frame)};
                 if (p.ok() && (!same_templ || p.c.positions() > same_templ->c.positions())) same_templ = &p;
             }
             if (p.ok() && p.c.frame == r.c.frame && p.c.templ.area() < r.c.templ.area() &&
@@ -281,8 +283,9 @@ private:
         if (const auto pred = predict(r); pred && pred->ms > limit_ms * pred->margin) {
             r.status = Status::kSkipped;
             r.too_slow = true;
-            r.note = "too slow (" + pred->why + (std::isfinite(pred->ms) ? ": ~" + seconds_text(pred->ms) + " per run" : "") +
-                     ", budget " + seconds_text(limit_ms) + ")";
+            r.note = "too slow (" + pred->why +
+                     (std::isfinite(pred->ms) ? ": ~" + seconds_text(pred->ms) + " per run" : "") + ", budget " +
+                     seconds_text(limit_ms) + ")";
             return;
         }
         try {
@@ -465,7 +468,8 @@ private:
         cudaError_t err = cudaStreamSynchronize(static_cast<cudaStream_t>(gpu_->stream()));
         if (err == cudaSuccess) err = cudaDeviceSynchronize();
         if (err != cudaSuccess)
-            gpu_lost_ = std::string("CUDA context unusable after ") + kernel + " failed (" + cudaGetErrorName(err) + ")";
+            gpu_lost_ =
+                std::string("CUDA context unusable after ") + kernel + " failed (" + cudaGetErrorName(err) + ")";
     }
 
     void report_progress(const Result& r) {

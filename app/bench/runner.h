@@ -32,25 +32,23 @@ std::string status_text(Status status, const std::string& note, const char* unsu
 struct BatchResult {
     int n = 0;  // 0: not attempted (--batch off, full mode, or the case itself did not run)
     Status status = Status::kOk;
-    std::string note;                         // the reason for any status but ok
+    std::string note;                               // the reason for any status but ok
     std::vector<double> batch_runs, separate_runs;  // timed runs (separate: all N calls)
-    double batch_ms = 0, separate_ms = 0;     // medians
+    double batch_ms = 0, separate_ms = 0;           // medians
 
     bool attempted() const { return n > 0; }
     bool ok() const { return attempted() && status == Status::kOk; }
     double speedup() const { return ok() ? separate_ms / batch_ms : NAN; }
-    std::string status_text() const {
-        return attempted() ? bench::status_text(status, note, "n/a") : std::string();
-    }
+    std::string status_text() const { return attempted() ? bench::status_text(status, note, "n/a") : std::string(); }
 };
 
 struct Result {
     const KernelEntry* kernel = nullptr;
     KernelCase c;
     Status status = Status::kOk;
-    std::string note;       // the reason for any status but ok
-    bool too_slow = false;  // skipped for the time budget (larger cases of it are skipped too)
-    std::vector<double> ms; // timed runs
+    std::string note;        // the reason for any status but ok
+    bool too_slow = false;   // skipped for the time budget (larger cases of it are skipped too)
+    std::vector<double> ms;  // timed runs
     double median_ms = 0, min_ms = 0, p90_ms = 0;
     BatchResult batch;
 

@@ -17,7 +17,8 @@ namespace corrtrack {
 
 void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     auto o = std::make_shared<bench::BenchOptions>();
-    CLI::App* cmd = root.add_subcommand("bench", "Time the correlation kernels over frame sizes, template sizes and search modes");
+    CLI::App* cmd =
+        root.add_subcommand("bench", "Time the correlation kernels over frame sizes, template sizes and search modes");
     cmd->add_option("--kernels", o->kernels,
                     "Comma-separated kernel names (default: every kernel available here except 'auto')");
     cmd->add_option("--sizes", o->sizes, "Frame sizes, WIDTHxHEIGHT, comma-separated")->capture_default_str();
@@ -56,7 +57,8 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--peak-gmacs", o->peak_gmacs,
                     "DP4A peak in GMAC/s for the %DP4A column (default: SMs x clock x DP4A/clk/SM x 4)")
         ->check(finite_range(0, 1e9));
-    cmd->add_flag("--variants", o->variants, "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");
+    cmd->add_flag("--variants", o->variants,
+                  "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");
     cmd->add_option("--ratio-to", o->ratio_to, "Extra 'x NAME' columns: median(NAME) / median(row) on the same case")
         ->delimiter(',');
     cmd->add_option("--batch", o->batch,
@@ -82,7 +84,8 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--e2e-frames", e2e->frames, "e2e frames per pass (-1: whole clip)")
         ->check(frame_count())
         ->capture_default_str();
-    cmd->add_option("--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)")->check(CLI::Range(1, 1000))
+    cmd->add_option("--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)")
+        ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     cmd->callback([o, e2e, &outcome] {
         std::vector<NamedPath> inputs, outputs{{o->csv, "--csv"}, {o->json, "--json"}, {o->plot, "--plot"}};

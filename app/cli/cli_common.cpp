@@ -89,12 +89,12 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
         ->check(CLI::Range(4, kMaxTemplateSide))
         ->capture_default_str();
     cmd.add_option_function<std::string>(
-           "--update",
-           [&o](const std::string& s) {
-               if (!parse_update_policy(s, &o.update))
-                   throw CLI::ValidationError("--update", "must be none, keyframe or blend");
-           },
-           "template update policy: none | keyframe | blend (default blend)");
+        "--update",
+        [&o](const std::string& s) {
+            if (!parse_update_policy(s, &o.update))
+                throw CLI::ValidationError("--update", "must be none, keyframe or blend");
+        },
+        "template update policy: none | keyframe | blend (default blend)");
     cmd.add_option("--blend-rate", o.blend_rate, "weight of the new appearance in a blend update")
         ->check(finite_range(0.0, 1.0))
         ->capture_default_str();
@@ -185,10 +185,11 @@ std::string StageSamples::summary() const {
     std::string s;
     char buf[96];
     const std::pair<const char*, const std::vector<double>*> stages[] = {
-        {"decode", &decode}, {"upload", &upload}, {"correlate", &correlate}, {"peak", &peak}, {"render", &render},
-        {"latency", &latency}};
+        {"decode", &decode}, {"upload", &upload}, {"correlate", &correlate},
+        {"peak", &peak},     {"render", &render}, {"latency", &latency}};
     for (const auto& [name, v] : stages) {
-        std::snprintf(buf, sizeof buf, "  %-10s median %8.3f ms   p95 %8.3f ms\n", name, median(*v), percentile(*v, 95));
+        std::snprintf(buf, sizeof buf, "  %-10s median %8.3f ms   p95 %8.3f ms\n", name, median(*v),
+                      percentile(*v, 95));
         s += buf;
     }
     return s;

@@ -11,7 +11,7 @@
 #include "app/io/box_file.h"  // parse_box, read_box_file, ... (the commands' boxes)
 #include "app/io/camera_modes.h"
 #include "app/track/tracker.h"
-#include "app/util/stats.h"    // median, percentile
+#include "app/util/stats.h"  // median, percentile
 
 namespace corrtrack {
 

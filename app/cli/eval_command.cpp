@@ -132,8 +132,8 @@ int run_eval(const EvalArgs& a, bool dry_run) {
 
     std::vector<std::string> names;
     std::vector<SequenceMetrics> per;
-    nlohmann::json doc = {{"dataset", a.dataset}, {"kernel", kernel}, {"sre_runs", a.sre},
-                          {"sequences", nlohmann::json::object()}};
+    nlohmann::json doc = {
+        {"dataset", a.dataset}, {"kernel", kernel}, {"sre_runs", a.sre}, {"sequences", nlohmann::json::object()}};
     if (!a.quiet) std::printf("%-20s %7s %7s %7s %9s %6s\n", "sequence", "frames", "AUC", "P@20", "fps", "lost");
     int failures = 0;
     for (std::size_t i = 0; i < sequences.size(); ++i) {
@@ -161,7 +161,8 @@ int run_eval(const EvalArgs& a, bool dry_run) {
                                       {"lost_wrong", m.lost_wrong},
                                       {"lost_right", m.lost_right}};
         if (!a.quiet)
-            std::printf("%-20s %7ld %7.3f %7.3f %9.1f %6ld\n", seq.name.c_str(), m.frames, m.auc, m.prec20, m.fps, m.lost);
+            std::printf("%-20s %7ld %7.3f %7.3f %9.1f %6ld\n", seq.name.c_str(), m.frames, m.auc, m.prec20, m.fps,
+                        m.lost);
         if (!a.results.empty() &&
             !write_otb_results((std::filesystem::path(a.results) / (seq.name + ".txt")).string(), out.boxes, &error)) {
             std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
@@ -189,10 +190,10 @@ int run_eval(const EvalArgs& a, bool dry_run) {
                    {"lost_flag_recall", flag_recall},
                    {"lost_flag_precision", flag_precision}};
     if (!a.quiet)
-        std::printf("%-20s %7ld %7.3f %7.3f %9.1f   (median fps %.1f)\n"
-                    "lost flag: on %.1f%% of wrong boxes (IoU < 0.1), %.1f%% of flags on wrong boxes\n",
-                    "mean", mean.frames, mean.auc, mean.prec20, mean.fps, median(fps), 100 * flag_recall,
-                    100 * flag_precision);
+        std::printf(
+            "%-20s %7ld %7.3f %7.3f %9.1f   (median fps %.1f)\n"
+            "lost flag: on %.1f%% of wrong boxes (IoU < 0.1), %.1f%% of flags on wrong boxes\n",
+            "mean", mean.frames, mean.auc, mean.prec20, mean.fps, median(fps), 100 * flag_recall, 100 * flag_precision);
     if (!a.json.empty() && !write_json_file(a.json, doc, &error)) {
         std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
         return kExitInput;
@@ -212,10 +213,12 @@ int run_eval(const EvalArgs& a, bool dry_run) {
 void register_eval_command(CLI::App& root, CommandOutcome& outcome) {
     auto args = std::make_shared<EvalArgs>();
     CLI::App* cmd = root.add_subcommand("eval", "OTB one-pass evaluation over OTB-style sequence folders");
-    cmd->add_option("dataset", args->dataset, "folder of sequences (<name>/img/%05d.jpg or video.mkv + groundtruth_rect.txt)")
+    cmd->add_option("dataset", args->dataset,
+                    "folder of sequences (<name>/img/%05d.jpg or video.mkv + groundtruth_rect.txt)")
         ->required();
     cmd->add_option("--sequences", args->only, "evaluate only these sequence names")->delimiter(',');
-    cmd->add_option("--json", args->json, "metrics as JSON: sequences.<name>.{auc,prec20,fps,frames}, mean.{auc,prec20,fps}");
+    cmd->add_option("--json", args->json,
+                    "metrics as JSON: sequences.<name>.{auc,prec20,fps,frames}, mean.{auc,prec20,fps}");
     cmd->add_option("--plot", args->plot, "success and precision plots (PNG, drawn by gnuplot)");
     cmd->add_option("--results", args->results, "write each sequence's boxes to DIR/<name>.txt (x,y,w,h, 1-based)");
     cmd->add_flag("--quiet,-q", args->quiet, "no table");

@@ -53,9 +53,12 @@ int run_gui_command(GuiArgs& a) {
     g.window.width = w;
     g.window.height = h;
     g.window.vsync = a.vsync;
-    if (a.heatmap == "overlay") g.heatmap = HeatmapMode::kOverlay;
-    else if (a.heatmap == "pane") g.heatmap = HeatmapMode::kPane;
-    else if (a.heatmap == "off") g.heatmap = HeatmapMode::kOff;
+    if (a.heatmap == "overlay")
+        g.heatmap = HeatmapMode::kOverlay;
+    else if (a.heatmap == "pane")
+        g.heatmap = HeatmapMode::kPane;
+    else if (a.heatmap == "off")
+        g.heatmap = HeatmapMode::kOff;
     else {
         std::fprintf(stderr, "corrtrack gui: --heatmap must be overlay, pane or off\n");
         return kExitUsage;
@@ -91,7 +94,8 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("input", args->input,
                     "video file, image pattern, OTB folder, /dev/videoN or URL (default: the bundled sample)");
     cmd->add_option("--box,-b", args->boxes, "target box x,y,w,h on the first frame; repeat for more targets");
-    cmd->add_option("--box-file", args->box_file, "file with one x,y,w,h per line (default: INPUT with .box extension)");
+    cmd->add_option("--box-file", args->box_file,
+                    "file with one x,y,w,h per line (default: INPUT with .box extension)");
     cmd->add_option("--window", args->window, "window size WIDTHxHEIGHT")->capture_default_str();
     cmd->add_flag("--vsync", args->vsync, "wait for the display's refresh on every frame (default off)");
     cmd->add_option("--heatmap", args->heatmap, "NCC heatmap: overlay (on the search window) | pane | off")
@@ -112,13 +116,13 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--csv", g.csv, "per-frame rows as they are tracked (the columns of `track --csv`)");
     cmd->add_option("--log", g.log, "UI events (open, init, kernel, step, frame, layout...) as JSON lines");
     cmd->add_option_function<std::string>(
-           "--decode",
-           [args](const std::string& s) {
-               if (!parse_decode_mode(s, &args->gui.decode))
-                   throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
-           },
-           "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows; "
-           "frames then reach GL through CUDA-GL interop)");
+        "--decode",
+        [args](const std::string& s) {
+            if (!parse_decode_mode(s, &args->gui.decode))
+                throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
+        },
+        "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows; "
+        "frames then reach GL through CUDA-GL interop)");
     cmd->add_option("--read-timeout", g.read_timeout_s, "seconds a camera, stream or pipe may stall before giving up")
         ->check(finite_range(0.1, kMaxReadTimeoutS))
         ->capture_default_str();

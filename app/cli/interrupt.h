@@ -18,8 +18,8 @@ public:
 
     // Set by the first signal; hand it to SourceOptions::stop and TrackLoopOptions::stop.
     static const std::atomic<bool>& flag();
-    static int signal_number();  // the first signal, or 0
-    static int exit_code();      // 128 + signal_number(), or 0
+    static int signal_number();        // the first signal, or 0
+    static int exit_code();            // 128 + signal_number(), or 0
     static const char* signal_name();  // "SIGINT", ...
 };
 

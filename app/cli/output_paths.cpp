@@ -69,12 +69,10 @@ std::string overwritten(const Resolved& out, const Resolved& in) {
     std::error_code ec;
     if (out.kind == Kind::kFile) {
         switch (in.kind) {
-        case Kind::kFile:
-            return same_file(out.file, in.file) ? in.file.string() : "";
+        case Kind::kFile: return same_file(out.file, in.file) ? in.file.string() : "";
         case Kind::kPattern:
-            return out.file.parent_path() == in.file && in.sp.matches(out.file.filename().string())
-                       ? out.file.string()
-                       : "";
+            return out.file.parent_path() == in.file && in.sp.matches(out.file.filename().string()) ? out.file.string()
+                                                                                                    : "";
         case Kind::kFolder:
             if (out.file == in.file) return in.file.string();
             return out.file.parent_path() == in.file && fs::exists(out.file, ec) ? out.file.string() : "";
@@ -83,14 +81,12 @@ std::string overwritten(const Resolved& out, const Resolved& in) {
     // An output pattern.
     switch (in.kind) {
     case Kind::kFile:
-        return in.file.parent_path() == out.file && out.sp.matches(in.file.filename().string()) ? in.file.string()
-                                                                                                 : "";
+        return in.file.parent_path() == out.file && out.sp.matches(in.file.filename().string()) ? in.file.string() : "";
     case Kind::kPattern:
         if (out.file != in.file) return {};
         if (out.sp.prefix == in.sp.prefix && out.sp.suffix == in.sp.suffix) return in.named->path;
         return existing_match(in.file, &in.sp, &out.sp);
-    case Kind::kFolder:
-        return out.file == in.file ? existing_match(in.file, &out.sp, nullptr) : "";
+    case Kind::kFolder: return out.file == in.file ? existing_match(in.file, &out.sp, nullptr) : "";
     }
     return {};
 }

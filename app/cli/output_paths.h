@@ -12,8 +12,8 @@ namespace corrtrack {
 
 struct NamedPath {
     std::string path;
-    std::string role;          // how the message names it: "the input", "--box-file", "--csv"
-    bool pattern_ok = false;   // a printf pattern here means numbered files (image2)
+    std::string role;         // how the message names it: "the input", "--box-file", "--csv"
+    bool pattern_ok = false;  // a printf pattern here means numbered files (image2)
 };
 
 // A folder among `inputs` protects every file already in it (an OTB folder's ground truth and

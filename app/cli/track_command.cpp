@@ -73,7 +73,8 @@ bool assign_outputs(const TrackArgs& a, std::vector<StreamPlan>* plans, std::str
     const bool several = plans->size() > 1;
     std::vector<std::string> inputs;
     for (const StreamPlan& p : *plans) inputs.push_back(p.input);
-    const std::vector<std::string> names = several ? unique_stream_names(inputs) : std::vector<std::string>(plans->size());
+    const std::vector<std::string> names =
+        several ? unique_stream_names(inputs) : std::vector<std::string>(plans->size());
     for (std::size_t i = 0; i < plans->size(); ++i) {
         StreamPlan& p = (*plans)[i];
         p.name = names[i];
@@ -188,23 +189,24 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
                     "streams tracked at once, one thread each (0, the default: every stream at once, as live "
                     "sources need)")
         ->check(CLI::Range(0, 4096));
-    CLI::Option* box_opt = cmd->add_option(
-        "--box,-b", args->boxes, "target box x,y,w,h in pixels (0-based top-left); repeat for more targets");
-    CLI::Option* box_file_opt =
-        cmd->add_option("--box-file", args->box_files, "file with one x,y,w,h per line (default: INPUT with .box extension)")
-            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd->add_option("--csv", args->csv, "per-frame rows: frame, pts, box, centre, score, confidence, lost, stage times");
+    CLI::Option* box_opt = cmd->add_option("--box,-b", args->boxes,
+                                           "target box x,y,w,h in pixels (0-based top-left); repeat for more targets");
+    CLI::Option* box_file_opt = cmd->add_option("--box-file", args->box_files,
+                                                "file with one x,y,w,h per line (default: INPUT with .box extension)")
+                                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--csv", args->csv,
+                    "per-frame rows: frame, pts, box, centre, score, confidence, lost, stage times");
     cmd->add_option("--json", args->json, "the same rows as one JSON document");
     cmd->add_option("--video", args->video, "annotated video (.mp4/.mkv): boxes, search window, heatmap inset");
     cmd->add_option("--otb", args->otb, "OTB-style results: x,y,w,h per frame, 1-based");
     cmd->add_option_function<std::string>(
-           "--video-quality",
-           [args](const std::string& s) {
-               if (!parse_video_quality(s, &args->video_quality))
-                   throw CLI::ValidationError("--video-quality", "must be fast, balanced or best");
-           },
-           "encoder speed vs file size for --video: fast (default) | balanced | best; NVENC (h264_nvenc) when a "
-           "GPU has it, else libx264 (superfast / veryfast / medium)");
+        "--video-quality",
+        [args](const std::string& s) {
+            if (!parse_video_quality(s, &args->video_quality))
+                throw CLI::ValidationError("--video-quality", "must be fast, balanced or best");
+        },
+        "encoder speed vs file size for --video: fast (default) | balanced | best; NVENC (h264_nvenc) when a "
+        "GPU has it, else libx264 (superfast / veryfast / medium)");
     cmd->add_flag("!--no-heatmap", args->heatmap, "leave the heatmap inset and search window out of the video");
     cmd->add_option("--frames", args->max_frames, "stop after this many frames (-1: all)")->check(frame_count());
     cmd->add_option("--read-timeout", args->read_timeout,
@@ -217,12 +219,12 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
                   "exit 0 when the input is damaged (frames that do not decode, a truncated file) and the other "
                   "frames were tracked; the summary still counts what was lost");
     cmd->add_option_function<std::string>(
-           "--decode",
-           [args](const std::string& s) {
-               if (!parse_decode_mode(s, &args->decode))
-                   throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
-           },
-           "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows)");
+        "--decode",
+        [args](const std::string& s) {
+            if (!parse_decode_mode(s, &args->decode))
+                throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
+        },
+        "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows)");
     cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
     add_camera_options(*cmd, args->camera);
     add_tracker_options(*cmd, args->tracker);

@@ -44,9 +44,9 @@ struct Outputs {
     JsonResultsWriter json;
     std::vector<std::string> otb_paths;
     std::vector<std::unique_ptr<OtbWriter>> otb;  // one per target
-    OutputFile video_file;  // the temporary the video encoder writes (not for image patterns)
-    std::string video_path;  // what the encoder opens
-    std::unique_ptr<AsyncVideoWriter> video;  // draws and encodes on its own thread
+    OutputFile video_file;                        // the temporary the video encoder writes (not for image patterns)
+    std::string video_path;                       // what the encoder opens
+    std::unique_ptr<AsyncVideoWriter> video;      // draws and encodes on its own thread
     std::string encoder, encoder_note;
     VideoQueueStats video_stats;  // final after close_video()
     bool video_ok = true;
@@ -128,8 +128,10 @@ struct Outputs {
         if (csv.is_open() || !csv.error().empty()) report(csv.close(&why));
         nlohmann::json tail = json_tail;
         if (!encoder.empty())
-            tail["video"] = {{"encoder", encoder},      {"frames", video_stats.frames},
-                             {"waits", video_stats.waits}, {"wait_ms", video_stats.wait_ms},
+            tail["video"] = {{"encoder", encoder},
+                             {"frames", video_stats.frames},
+                             {"waits", video_stats.waits},
+                             {"wait_ms", video_stats.wait_ms},
                              {"queue", video_stats.depth}};
         if (json.is_open() || !json.error().empty()) report(json.close(tail, &why));
         for (auto& w : otb)
@@ -211,7 +213,8 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
                          kernel == "auto" ? " (picks the fastest per shape)" : "");
         if (lf.decoded_size != lf.size && !resize_told) {
             resize_told = true;
-            std::fprintf(stderr, "%scorrtrack%s: frame %ld is %dx%d where the first frame was %dx%d: frames of another "
+            std::fprintf(stderr,
+                         "%scorrtrack%s: frame %ld is %dx%d where the first frame was %dx%d: frames of another "
                          "size are scaled to %dx%d (boxes stay in the first frame's coordinates)\n",
                          tty && progress ? "\n" : "", tag.c_str(), lf.index, lf.decoded_size.width,
                          lf.decoded_size.height, lf.size.width, lf.size.height, lf.size.width, lf.size.height);
@@ -260,9 +263,10 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
             annotate_frame(&slot->overlay, f->width, shown);
             out.video->submit(slot);
         }
-        const double render_ms = out.video_path.empty() ? 0.0
-                                                        : std::chrono::duration<double, std::milli>(
-                                                              std::chrono::steady_clock::now() - t_render).count();
+        const double render_ms =
+            out.video_path.empty()
+                ? 0.0
+                : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_render).count();
         for (std::size_t i = 0; i < results.size(); ++i) {
             results[i].times.render_ms = render_ms;
             const FrameRecord rec{lf.index, lf.pts, static_cast<int>(i), results[i]};
@@ -321,8 +325,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
             if (!a.allow_damaged) exit_code = kExitDamaged;
             break;
         case EndReason::kClean:
-        case EndReason::kNone:
-            break;
+        case EndReason::kNone: break;
         default:
             std::fprintf(stderr, "%scorrtrack %s: %s\n", nl, cmd.c_str(), pipeline.error().c_str());
             r->error = pipeline.error();
@@ -408,9 +411,10 @@ void print_stream_summary(const TrackArgs& a, const StreamPlan& p, const std::st
     if (tty) std::fprintf(stderr, "\r%60s\r", "");
     std::printf("frames      %ld (%ld target-frames lost)\n", frames, r.lost_frames);
     if (rep.lost > 0 || rep.missing_at_end > 0 || rep.concealed > 0)
-        std::printf("input       damaged: %ld frame(s) not decoded, %ld missing at the end, %ld with concealed "
-                    "errors\n",
-                    rep.lost, rep.missing_at_end, rep.concealed);
+        std::printf(
+            "input       damaged: %ld frame(s) not decoded, %ld missing at the end, %ld with concealed "
+            "errors\n",
+            rep.lost, rep.missing_at_end, rep.concealed);
     if (rep.resized > 0)
         std::printf("resized     %ld frame(s) scaled to %dx%d (the input changed resolution)\n", rep.resized,
                     r.size.width, r.size.height);
@@ -421,9 +425,10 @@ void print_stream_summary(const TrackArgs& a, const StreamPlan& p, const std::st
     std::printf("decode      %s\n", r.decode_mode.c_str());
     if (!r.encoder.empty()) {
         const VideoQueueStats& vs = r.video_stats;
-        std::printf("video       %s, %ld frames; the tracker waited for the encoder %ld time(s), %.1f ms in all "
-                    "(queue of %d)\n",
-                    r.encoder.c_str(), vs.frames, vs.waits, vs.wait_ms, vs.depth);
+        std::printf(
+            "video       %s, %ld frames; the tracker waited for the encoder %ld time(s), %.1f ms in all "
+            "(queue of %d)\n",
+            r.encoder.c_str(), vs.frames, vs.waits, vs.wait_ms, vs.depth);
         if (!r.encoder_note.empty()) std::printf("            %s\n", r.encoder_note.c_str());
     }
     std::printf("stage times (per frame, first target):\n%s", r.samples.summary().c_str());

@@ -52,11 +52,11 @@ struct StreamPlan {
 
 // What a stream did, for the summaries and the exit code.
 struct StreamResult {
-    int exit_code = 0;        // 0, 1 (failed), 2 (usage: a kernel the tracker refused), 3, 128+N
-    bool started = false;     // run_stream was called (--jobs and a signal may leave it false)
-    bool opened = false;      // the input opened and the loop ran
-    std::string error;        // the message that ended the stream, if any
-    std::string status;       // clean, damaged, failed, stalled, stopped, not started ...
+    int exit_code = 0;              // 0, 1 (failed), 2 (usage: a kernel the tracker refused), 3, 128+N
+    bool started = false;           // run_stream was called (--jobs and a signal may leave it false)
+    bool opened = false;            // the input opened and the loop ran
+    std::string error;              // the message that ended the stream, if any
+    std::string status;             // clean, damaged, failed, stalled, stopped, not started ...
     std::atomic<long> progress{0};  // frames done so far (read by the main thread)
     long frames = 0, lost_frames = 0, last_index = -1;
     double seconds = 0;

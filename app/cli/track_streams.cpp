@@ -113,9 +113,7 @@ bool read_inputs_list(const std::string& path, std::vector<InputEntry>* entries,
         *error = "input list '" + path + "' is larger than " + std::to_string(kMaxInputsListBytes) +
                  " bytes: not an input list";
         return false;
-    case TextRead::kFailed:
-        *error = "cannot read input list '" + path + "'";
-        return false;
+    case TextRead::kFailed: *error = "cannot read input list '" + path + "'"; return false;
     }
     return parse_inputs_list(text, path, entries, error);
 }
@@ -127,9 +125,8 @@ std::string stream_name_of(const std::string& input) {
     if (scheme != std::string::npos) {
         s = s.substr(0, s.find_first_of("?#", scheme));
         // rtsp://host:554 with no path: the host.
-        if (s.find('/', scheme + 3) == std::string::npos) return sanitise(s.substr(scheme + 3)).empty()
-                                                                   ? "stream"
-                                                                   : sanitise(s.substr(scheme + 3));
+        if (s.find('/', scheme + 3) == std::string::npos)
+            return sanitise(s.substr(scheme + 3)).empty() ? "stream" : sanitise(s.substr(scheme + 3));
     }
     std::vector<std::string> parts;
     std::stringstream ss(s);
@@ -137,8 +134,8 @@ std::string stream_name_of(const std::string& input) {
         if (!part.empty() && part != ".") parts.push_back(part);
     std::string name;
     // An image pattern is named by its folder, an OTB sequence's img/ by the sequence.
-    while (!parts.empty() && (parts.back().find('%') != std::string::npos || parts.back() == "img" ||
-                              parts.back() == ".."))
+    while (!parts.empty() &&
+           (parts.back().find('%') != std::string::npos || parts.back() == "img" || parts.back() == ".."))
         parts.pop_back();
     if (!parts.empty()) name = parts.back();
     const std::size_t dot = name.rfind('.');
@@ -162,8 +159,8 @@ std::vector<std::string> unique_stream_names(const std::vector<std::string>& inp
     return names;
 }
 
-bool stream_output_path(const std::string& path, const std::string& name, const std::string& flag,
-                        std::string* result, std::string* error) {
+bool stream_output_path(const std::string& path, const std::string& name, const std::string& flag, std::string* result,
+                        std::string* error) {
     if (path.empty()) {
         result->clear();
         return true;
@@ -235,8 +232,8 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
             long frames = 0;
             for (const auto& r : results) frames += r->progress.load(std::memory_order_relaxed);
             const double secs = std::chrono::duration<double>(now - t_start).count();
-            std::fprintf(stderr, "streams %zu running, %zu done of %zu: %ld frames, %.1f fps in all\n",
-                         running.load(), done.load(), n, frames, frames / secs);
+            std::fprintf(stderr, "streams %zu running, %zu done of %zu: %ld frames, %.1f fps in all\n", running.load(),
+                         done.load(), n, frames, frames / secs);
         }
     }
     for (std::thread& t : threads) t.join();
@@ -287,21 +284,22 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
             for (const auto& [flag, path] :
                  {std::pair{"csv", p.csv}, {"json", p.json}, {"video", p.video}, {"otb", p.otb}})
                 if (!path.empty() && (path != p.video || r.video_ok)) outputs[flag] = path;
-        streams.push_back({{"name", p.name},
-                           {"input", p.input},
-                           {"targets", p.boxes.size()},
-                           {"status", r.status},
-                           {"exit_code", r.exit_code},
-                           {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)},
-                           {"frames", r.frames},
-                           {"lost_target_frames", r.lost_frames},
-                           {"seconds", r.seconds},
-                           {"fps", r.frames / std::max(r.seconds, 1e-9)},
-                           {"late_dropped", r.loop.late_drops},
-                           {"live_dropped", r.live_dropped},
-                           {"latency_ms", {{"median", median_of(r.loop.latency_ms)}, {"p95", p95_of(r.loop.latency_ms)}}},
-                           {"decode", r.decode_mode},
-                           {"outputs", outputs}});
+        streams.push_back(
+            {{"name", p.name},
+             {"input", p.input},
+             {"targets", p.boxes.size()},
+             {"status", r.status},
+             {"exit_code", r.exit_code},
+             {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)},
+             {"frames", r.frames},
+             {"lost_target_frames", r.lost_frames},
+             {"seconds", r.seconds},
+             {"fps", r.frames / std::max(r.seconds, 1e-9)},
+             {"late_dropped", r.loop.late_drops},
+             {"live_dropped", r.live_dropped},
+             {"latency_ms", {{"median", median_of(r.loop.latency_ms)}, {"p95", p95_of(r.loop.latency_ms)}}},
+             {"decode", r.decode_mode},
+             {"outputs", outputs}});
     }
     bool summary_ok = true;
     if (!a.json.empty()) {
@@ -338,27 +336,30 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
             const StreamResult& r = *results[i];
             std::printf("  %-*s  %s: %s", static_cast<int>(width), p.name.c_str(), p.input.c_str(), r.status.c_str());
             if (r.opened)
-                std::printf(", %ld frames (%ld target-frames lost), %.1f fps, dropped %ld live %ld late, latency "
-                            "median %.2f ms p95 %.2f ms, decode %s",
-                            r.frames, r.lost_frames, r.frames / std::max(r.seconds, 1e-9), r.live_dropped,
-                            r.loop.late_drops, median_of(r.loop.latency_ms), p95_of(r.loop.latency_ms),
-                            r.decode_mode.c_str());
+                std::printf(
+                    ", %ld frames (%ld target-frames lost), %.1f fps, dropped %ld live %ld late, latency "
+                    "median %.2f ms p95 %.2f ms, decode %s",
+                    r.frames, r.lost_frames, r.frames / std::max(r.seconds, 1e-9), r.live_dropped, r.loop.late_drops,
+                    median_of(r.loop.latency_ms), p95_of(r.loop.latency_ms), r.decode_mode.c_str());
             if (!r.error.empty() && r.status != "clean") std::printf(" (%s)", r.error.c_str());
             std::printf("\n");
         }
-        std::printf("all         %ld frames in %.2f s, %.1f fps in all, dropped %ld live %ld late, latency median "
-                    "%.2f ms p95 %.2f ms\n",
-                    frames, secs, frames / std::max(secs, 1e-9), live, late, median_of(latency), p95_of(latency));
+        std::printf(
+            "all         %ld frames in %.2f s, %.1f fps in all, dropped %ld live %ld late, latency median "
+            "%.2f ms p95 %.2f ms\n",
+            frames, secs, frames / std::max(secs, 1e-9), live, late, median_of(latency), p95_of(latency));
         std::printf("kernel      %s (%ld target%s in %zu streams, %s)\n", kernel.c_str(), targets,
                     targets == 1 ? "" : "s", n, on_gpu ? "GPU" : "CPU");
-        if (signalled) std::printf("stopped     by %s; the outputs cover the frames tracked\n", InterruptGuard::signal_name());
+        if (signalled)
+            std::printf("stopped     by %s; the outputs cover the frames tracked\n", InterruptGuard::signal_name());
         for (std::size_t i = 0; i < n; ++i) {
             const StreamPlan& p = plans[i];
             const StreamResult& r = *results[i];
             if (r.frames <= 0) continue;
             for (const auto& [flag, path] :
                  {std::pair{"csv", p.csv}, {"json", p.json}, {"video", p.video}, {"otb", p.otb}})
-                if (!path.empty() && (path != p.video || r.video_ok)) std::printf("wrote %-5s %s\n", flag, path.c_str());
+                if (!path.empty() && (path != p.video || r.video_ok))
+                    std::printf("wrote %-5s %s\n", flag, path.c_str());
         }
         if (!a.json.empty() && summary_ok) std::printf("wrote json  %s (summary)\n", a.json.c_str());
     }

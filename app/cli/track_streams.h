@@ -41,8 +41,8 @@ std::string stream_name_of(const std::string& input);
 std::vector<std::string> unique_stream_names(const std::vector<std::string>& inputs);
 // The per-stream path of an output: out.csv -> out.<name>.csv. /dev/null stays /dev/null;
 // any other device or FIFO cannot be split: false + *error (a usage error).
-bool stream_output_path(const std::string& path, const std::string& name, const std::string& flag,
-                        std::string* result, std::string* error);
+bool stream_output_path(const std::string& path, const std::string& name, const std::string& flag, std::string* result,
+                        std::string* error);
 
 // Runs every plan (each named) on its own thread, at most args.jobs at once (0: all), prints
 // the per-stream and aggregate summary, writes args.json's summary, and returns the exit code:

@@ -55,9 +55,7 @@ bool load_groundtruth(const std::string& path, std::vector<std::optional<BoxF>>*
     case TextRead::kTooLarge:
         *error = "ground truth '" + path + "' is larger than " + std::to_string(kMaxGroundTruthBytes) + " bytes";
         return false;
-    case TextRead::kFailed:
-        *error = "cannot read ground truth '" + path + "'";
-        return false;
+    case TextRead::kFailed: *error = "cannot read ground truth '" + path + "'"; return false;
     }
     return parse_groundtruth(text, path, out, error);
 }
@@ -70,7 +68,8 @@ bool parse_groundtruth(const std::string& text, const std::string& path, std::ve
     while (std::getline(in, line)) {
         ++n;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        std::replace_if(line.begin(), line.end(), [](char c) { return c == ',' || c == '\t' || c == '\r'; }, ' ');
+        std::replace_if(
+            line.begin(), line.end(), [](char c) { return c == ',' || c == '\t' || c == '\r'; }, ' ');
         std::istringstream ls(line);
         std::string tok[4];
         double v[4];
@@ -174,8 +173,8 @@ std::vector<BoxF> sre_starts(const BoxF& first, int count, Size frame) {
     const double shifts[8][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, -1}, {-1, 1}, {1, 1}};
     for (const auto& d : shifts) out.push_back({first.x + d[0] * sx, first.y + d[1] * sy, first.width, first.height});
     for (double f : {0.8, 0.9, 1.1, 1.2})
-        out.push_back({first.cx() - first.width * f / 2, first.cy() - first.height * f / 2, first.width * f,
-                       first.height * f});
+        out.push_back(
+            {first.cx() - first.width * f / 2, first.cy() - first.height * f / 2, first.width * f, first.height * f});
     out.resize(std::clamp<std::size_t>(count, 1, out.size()));
     for (BoxF& b : out) {  // inside the frame, as the tracker requires
         b.width = std::min(b.width, static_cast<double>(frame.width));
@@ -186,8 +185,8 @@ std::vector<BoxF> sre_starts(const BoxF& first, int count, Size frame) {
     return out;
 }
 
-bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth,
-                  const TrackerOptions& options, int count, std::vector<SequenceRun>* runs, std::string* error) {
+bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth, const TrackerOptions& options,
+                  int count, std::vector<SequenceRun>* runs, std::string* error) {
     const auto first = std::find_if(truth.begin(), truth.end(), [](const auto& b) { return b.has_value(); });
     if (first == truth.end()) {
         *error = seq.name + ": ground truth has no visible target";

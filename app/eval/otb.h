@@ -46,9 +46,9 @@ struct SequenceMetrics {
     long lost = 0;       // frames the tracker reported lost
     double mean_iou = 0;
     // The confidence signal against the truth: a box is wrong when its IoU is below 0.1.
-    long wrong = 0;          // evaluated frames with a wrong box
-    long lost_wrong = 0;     // ... of them flagged lost (the flag was right)
-    long lost_right = 0;     // frames flagged lost whose box was not wrong (false alarms)
+    long wrong = 0;                 // evaluated frames with a wrong box
+    long lost_wrong = 0;            // ... of them flagged lost (the flag was right)
+    long lost_right = 0;            // frames flagged lost whose box was not wrong (false alarms)
     std::vector<double> success;    // kSuccessThresholds rates
     std::vector<double> precision;  // kPrecisionThresholds rates
 };
@@ -71,8 +71,8 @@ struct SequenceRun {
 
 // Decodes the sequence once and runs `count` trackers from the first frame with ground truth:
 // the first from the true box (OTB's one-pass evaluation), the others from sre_starts().
-bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth,
-                  const TrackerOptions& options, int count, std::vector<SequenceRun>* runs, std::string* error);
+bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth, const TrackerOptions& options,
+                  int count, std::vector<SequenceRun>* runs, std::string* error);
 
 // OTB's spatial robustness evaluation (SRE): the first box, then up to 12 perturbed copies
 // (shifted by 10% of its size in 8 directions, scaled by 0.8, 0.9, 1.1, 1.2), each kept

@@ -19,9 +19,12 @@ namespace {
 std::string gp_quote(const std::string& s) {
     std::string r = "'";
     for (char c : s) {
-        if (c == '\'') r += "''";
-        else if (c == '\n') r += ' ';
-        else r += c;
+        if (c == '\'')
+            r += "''";
+        else if (c == '\n')
+            r += ' ';
+        else
+            r += c;
     }
     return r + "'";
 }
@@ -29,8 +32,10 @@ std::string gp_quote(const std::string& s) {
 std::string sh_quote(const std::string& s) {
     std::string r = "'";
     for (char c : s) {
-        if (c == '\'') r += "'\\''";
-        else r += c;
+        if (c == '\'')
+            r += "'\\''";
+        else
+            r += c;
     }
     return r + "'";
 }
@@ -142,8 +147,10 @@ std::string gnuplot_script(const Figure& fig, const std::string& png_path) {
             gp << ")\n";
         }
         gp << "set grid\n";
-        if (panel.key == "off") gp << "unset key\n";
-        else gp << "set key " << panel.key << "\n";
+        if (panel.key == "off")
+            gp << "unset key\n";
+        else
+            gp << "set key " << panel.key << "\n";
         std::vector<std::string> items;
         for (std::size_t s = 0; s < panel.series.size(); ++s)
             if (has_points(panel.series[s], panel))
@@ -175,8 +182,8 @@ RenderResult render_png(const Figure& fig, const std::string& png_path) {
     const char* tmp = std::getenv("TMPDIR");
     std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/corrtrack-plot-XXXXXX";
     if (!::mkdtemp(dir.data())) {
-        result.error = "cannot create a temporary directory for the plot script under " +
-                       std::string(tmp && *tmp ? tmp : "/tmp");
+        result.error =
+            "cannot create a temporary directory for the plot script under " + std::string(tmp && *tmp ? tmp : "/tmp");
         return result;
     }
     const std::string script = dir + "/plot.gp", log = dir + "/gnuplot.log";
@@ -192,8 +199,7 @@ RenderResult render_png(const Figure& fig, const std::string& png_path) {
         if (!out) result.error = "cannot write " + script;
     }
     if (result.error.empty()) {
-        const std::string cmd = sh_quote(gnuplot_program()) + " " + sh_quote(script) + " >" +
-                                sh_quote(log) + " 2>&1";
+        const std::string cmd = sh_quote(gnuplot_program()) + " " + sh_quote(script) + " >" + sh_quote(log) + " 2>&1";
         const int status = std::system(cmd.c_str());
         const int code = status == -1 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
         struct stat st {};

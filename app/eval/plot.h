@@ -20,14 +20,14 @@ struct Panel {
     bool log_x = false, log_y = false;
     double x_min = NAN, x_max = NAN, y_min = NAN, y_max = NAN;  // NaN: automatic
     std::vector<std::pair<double, std::string>> x_tics;         // labelled ticks; empty: automatic
-    std::string key = "top left";  // gnuplot `set key` placement; "off" hides the legend
+    std::string key = "top left";                               // gnuplot `set key` placement; "off" hides the legend
     std::vector<Series> series;
 };
 
 struct Figure {
-    std::string title;           // above all panels; may be empty
-    std::vector<Panel> panels;   // laid out in one row
-    int panel_width = 800;       // pixels per panel
+    std::string title;          // above all panels; may be empty
+    std::vector<Panel> panels;  // laid out in one row
+    int panel_width = 800;      // pixels per panel
     int panel_height = 560;
 };
 

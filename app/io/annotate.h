@@ -33,9 +33,9 @@ struct OverlayBox {
     Rgb color;
 };
 struct Overlay {
-    std::vector<BoxF> windows;       // dashed white outlines (search windows)
-    std::vector<OverlayBox> boxes;   // 2-px boxes, drawn after the windows
-    std::vector<float> heat;         // one NCC map, heat_w x heat_h packed rows; may be empty
+    std::vector<BoxF> windows;      // dashed white outlines (search windows)
+    std::vector<OverlayBox> boxes;  // 2-px boxes, drawn after the windows
+    std::vector<float> heat;        // one NCC map, heat_w x heat_h packed rows; may be empty
     int heat_w = 0, heat_h = 0;
     int heat_x = 8, heat_y = 8, heat_side = 160;
     void clear() {

@@ -30,11 +30,11 @@ struct VideoSlot {
 };
 
 struct VideoQueueStats {
-    int depth = 0;        // slots
-    long frames = 0;      // encoded (after close(): every frame submitted, unless a write failed)
+    int depth = 0;    // slots
+    long frames = 0;  // encoded (after close(): every frame submitted, unless a write failed)
     long submitted = 0;
-    long waits = 0;       // acquire() calls that found every slot queued and waited
-    double wait_ms = 0;   // the producer's time spent in those waits
+    long waits = 0;      // acquire() calls that found every slot queued and waited
+    double wait_ms = 0;  // the producer's time spent in those waits
 };
 
 class AsyncVideoWriter {
@@ -54,7 +54,7 @@ public:
     // first error when any write or the close failed.
     bool close(std::string* error);
 
-    std::string error() const;     // the first write error ("" while none)
+    std::string error() const;  // the first write error ("" while none)
     VideoQueueStats stats() const;
     const VideoWriter& writer() const { return *writer_; }
 

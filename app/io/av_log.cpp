@@ -27,8 +27,7 @@ void capture_av_log(void* avcl, int level, const char* fmt, va_list args) {
         std::vsnprintf(line, sizeof line, fmt, copy);
         va_end(copy);
         std::string text(line);
-        while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.'))
-            text.pop_back();
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.')) text.pop_back();
         if (!text.empty()) {
             t_previous_av_log = std::move(t_last_av_log);
             t_last_av_log = text;
@@ -55,9 +54,7 @@ const std::string& previous_av_log() { return t_previous_av_log; }
 
 std::string log_detail(const std::string& already_said) {
     const std::string& d = t_last_av_log;
-    if (d.empty() || already_said.find(d) != std::string::npos ||
-        d.find(already_said) != std::string::npos)
-        return {};
+    if (d.empty() || already_said.find(d) != std::string::npos || d.find(already_said) != std::string::npos) return {};
     return " (" + d + ")";
 }
 
@@ -66,11 +63,9 @@ std::string code_location(const char* file, int line) {
     return std::string(slash ? slash + 1 : file) + ":" + std::to_string(line);
 }
 
-std::string av_call_error(const std::string& name, int ret, const char* call, const char* file,
-                          int line) {
+std::string av_call_error(const std::string& name, int ret, const char* call, const char* file, int line) {
     const std::string what = av_error_string(ret);
-    return "'" + name + "': " + call + " failed: " + what + log_detail(what) + " (" +
-           code_location(file, line) + ")";
+    return "'" + name + "': " + call + " failed: " + what + log_detail(what) + " (" + code_location(file, line) + ")";
 }
 
 }  // namespace corrtrack

@@ -26,7 +26,6 @@ std::string code_location(const char* file, int line);
 
 // "'name': call failed: reason (detail) (file.cpp:line)": a libav call failed in a way the
 // user cannot cause, so the message names the call and where it is.
-std::string av_call_error(const std::string& name, int ret, const char* call, const char* file,
-                          int line);
+std::string av_call_error(const std::string& name, int ret, const char* call, const char* file, int line);
 
 }  // namespace corrtrack

@@ -11,7 +11,8 @@ namespace corrtrack {
 
 bool parse_box(const std::string& text, BoxF* box, std::string* error) {
     std::string s = text;
-    std::replace_if(s.begin(), s.end(), [](char c) { return c == ',' || c == '\t' || c == ';'; }, ' ');
+    std::replace_if(
+        s.begin(), s.end(), [](char c) { return c == ',' || c == '\t' || c == ';'; }, ' ');
     std::istringstream in(s);
     double v[4];
     const std::string shown = text.size() > 80 ? text.substr(0, 80) + "..." : text;
@@ -55,11 +56,10 @@ bool read_box_file(const std::string& path, std::vector<BoxF>* boxes, std::strin
     switch (read_text_file(path, kMaxBoxFileBytes, &text)) {
     case TextRead::kOk: break;
     case TextRead::kTooLarge:
-        *error = "box file '" + path + "' is larger than " + std::to_string(kMaxBoxFileBytes) + " bytes: not a box file";
+        *error =
+            "box file '" + path + "' is larger than " + std::to_string(kMaxBoxFileBytes) + " bytes: not a box file";
         return false;
-    case TextRead::kFailed:
-        *error = "cannot read box file '" + path + "'";
-        return false;
+    case TextRead::kFailed: *error = "cannot read box file '" + path + "'"; return false;
     }
     return parse_box_text(text, path, boxes, error);
 }

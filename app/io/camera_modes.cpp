@@ -18,22 +18,17 @@ namespace {
 
 struct FormatName {
     unsigned fourcc;
-    const char* name;     // ours
-    const char* libav;    // v4l2 input_format (a codec or pixel format name)
-    const char* raw;      // the pixel format libav's raw video arrives in ("" for codecs)
+    const char* name;   // ours
+    const char* libav;  // v4l2 input_format (a codec or pixel format name)
+    const char* raw;    // the pixel format libav's raw video arrives in ("" for codecs)
 };
 
 const FormatName kFormats[] = {
-    {V4L2_PIX_FMT_MJPEG, "mjpeg", "mjpeg", ""},
-    {V4L2_PIX_FMT_JPEG, "mjpeg", "mjpeg", ""},
-    {V4L2_PIX_FMT_H264, "h264", "h264", ""},
-    {V4L2_PIX_FMT_HEVC, "hevc", "hevc", ""},
-    {V4L2_PIX_FMT_YUYV, "yuyv", "yuyv422", "yuyv422"},
-    {V4L2_PIX_FMT_UYVY, "uyvy", "uyvy422", "uyvy422"},
-    {V4L2_PIX_FMT_NV12, "nv12", "nv12", "nv12"},
-    {V4L2_PIX_FMT_YUV420, "yuv420", "yuv420p", "yuv420p"},
-    {V4L2_PIX_FMT_GREY, "gray", "gray", "gray"},
-    {V4L2_PIX_FMT_RGB24, "rgb24", "rgb24", "rgb24"},
+    {V4L2_PIX_FMT_MJPEG, "mjpeg", "mjpeg", ""},        {V4L2_PIX_FMT_JPEG, "mjpeg", "mjpeg", ""},
+    {V4L2_PIX_FMT_H264, "h264", "h264", ""},           {V4L2_PIX_FMT_HEVC, "hevc", "hevc", ""},
+    {V4L2_PIX_FMT_YUYV, "yuyv", "yuyv422", "yuyv422"}, {V4L2_PIX_FMT_UYVY, "uyvy", "uyvy422", "uyvy422"},
+    {V4L2_PIX_FMT_NV12, "nv12", "nv12", "nv12"},       {V4L2_PIX_FMT_YUV420, "yuv420", "yuv420p", "yuv420p"},
+    {V4L2_PIX_FMT_GREY, "gray", "gray", "gray"},       {V4L2_PIX_FMT_RGB24, "rgb24", "rgb24", "rgb24"},
     {V4L2_PIX_FMT_BGR24, "bgr24", "bgr24", "bgr24"},
 };
 
@@ -204,8 +199,7 @@ std::string summarize_modes(const CameraDevice& device, std::size_t max) {
     return "it offers " + s;
 }
 
-std::string camera_mode_mismatch(const CameraRequest& request, Size delivered, const std::string& format,
-                                 double fps) {
+std::string camera_mode_mismatch(const CameraRequest& request, Size delivered, const std::string& format, double fps) {
     std::vector<std::string> wrong;
     int w = 0, h = 0;
     std::string unused;

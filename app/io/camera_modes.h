@@ -14,24 +14,24 @@ namespace corrtrack {
 
 // One pixel format at one size, with the frame rates the device lists for it.
 struct CameraMode {
-    std::string format;        // our name: "mjpeg", "yuyv", "h264", "nv12", ... (see below)
-    std::string description;   // the driver's ("Motion-JPEG"); may be empty
-    int width = 0, height = 0; // stepwise/continuous sizes: the largest
-    std::vector<double> fps;   // descending; empty when the driver lists none
+    std::string format;         // our name: "mjpeg", "yuyv", "h264", "nv12", ... (see below)
+    std::string description;    // the driver's ("Motion-JPEG"); may be empty
+    int width = 0, height = 0;  // stepwise/continuous sizes: the largest
+    std::vector<double> fps;    // descending; empty when the driver lists none
 };
 
 struct CameraDevice {
-    std::string path;          // "/dev/video0"
-    std::string name;          // the card name ("HD Pro Webcam C920"); empty if unknown
+    std::string path;  // "/dev/video0"
+    std::string name;  // the card name ("HD Pro Webcam C920"); empty if unknown
     std::vector<CameraMode> modes;
-    std::string error;         // why the modes could not be listed ("" when they were)
+    std::string error;  // why the modes could not be listed ("" when they were)
 };
 
 // What the user asked for; empty / 0 fields mean "the camera's default".
 struct CameraRequest {
-    std::string size;          // "1920x1080"
+    std::string size;  // "1920x1080"
     double fps = 0;
-    std::string format;        // our name, as for CameraMode::format
+    std::string format;  // our name, as for CameraMode::format
     bool empty() const { return size.empty() && !(fps > 0) && format.empty(); }
 };
 
@@ -68,8 +68,7 @@ std::string summarize_modes(const CameraDevice& device, std::size_t max = 8);
 // Whether what the camera delivers matches the request (V4L2 drivers silently pick the
 // nearest size and rate, and libav falls back to another raw format). Empty when it does,
 // else what differs: "it delivers 640x480 yuyv @ 30 fps".
-std::string camera_mode_mismatch(const CameraRequest& request, Size delivered, const std::string& format,
-                                 double fps);
+std::string camera_mode_mismatch(const CameraRequest& request, Size delivered, const std::string& format, double fps);
 // "camera '/dev/video0' refused 1920x1080 @ 60 fps mjpeg: <reason>; it offers: <modes>"
 std::string camera_refusal_message(const std::string& path, const CameraRequest& request, const std::string& reason,
                                    const CameraDevice& device);

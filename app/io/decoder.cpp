@@ -18,8 +18,7 @@ bool has_cuda_hwaccel(const AVCodec* decoder) {
     for (int i = 0;; ++i) {
         const AVCodecHWConfig* config = avcodec_get_hw_config(decoder, i);
         if (!config) return false;
-        if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
-            config->device_type == AV_HWDEVICE_TYPE_CUDA)
+        if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && config->device_type == AV_HWDEVICE_TYPE_CUDA)
             return true;
     }
 }
@@ -33,22 +32,21 @@ int luma_depth(int pixel_format) {
 std::string stream_kind(AVCodecID codec, int profile, int pixel_format) {
     std::string s = avcodec_get_name(codec);
     if (const char* p = avcodec_profile_name(codec, profile)) s += std::string(" ") + p;
-    if (const char* f = av_get_pix_fmt_name(static_cast<AVPixelFormat>(pixel_format)))
-        s += std::string(", ") + f;
+    if (const char* f = av_get_pix_fmt_name(static_cast<AVPixelFormat>(pixel_format))) s += std::string(", ") + f;
     return s;
 }
 
 // NVDEC would give 10/12-bit video as P010/P016; the device path hands 8-bit luma to the
 // kernels, so such video decodes on the CPU (to GRAY8, like any other).
 std::string eight_bit_only_note(const std::string& kind) {
-    return "NVDEC not used for " + kind + " (the GPU path takes 8-bit video only): decoding on "
+    return "NVDEC not used for " + kind +
+           " (the GPU path takes 8-bit video only): decoding on "
            "the CPU";
 }
 
 }  // namespace
 
-bool Decoder::open(const Demuxer& demuxer, const SourceOptions& options, const long* delivered,
-                   std::string* error) {
+bool Decoder::open(const Demuxer& demuxer, const SourceOptions& options, const long* delivered, std::string* error) {
     stream_ = demuxer.stream();
     codec_ = demuxer.codec();
     kind_ = demuxer.input().kind;
@@ -117,8 +115,7 @@ bool Decoder::open_codec(bool hw, std::string* message) {
     }
     const int copied = avcodec_parameters_to_context(cc, stream_->codecpar);
     if (copied < 0) {
-        *message = av_call_error(name_, copied, "avcodec_parameters_to_context(cc, st->codecpar)",
-                                 __FILE__, __LINE__);
+        *message = av_call_error(name_, copied, "avcodec_parameters_to_context(cc, st->codecpar)", __FILE__, __LINE__);
         return false;
     }
     cc->pkt_timebase = stream_->time_base;
@@ -146,8 +143,8 @@ bool Decoder::open_codec(bool hw, std::string* message) {
     int ret = avcodec_open2(cc, codec_, nullptr);
     if (ret < 0) {
         std::string reason = av_error_string(ret);
-        *message = "cannot start the " + std::string(codec_->name) + " decoder for " + what_ +
-                   ": " + reason + log_detail(reason);
+        *message = "cannot start the " + std::string(codec_->name) + " decoder for " + what_ + ": " + reason +
+                   log_detail(reason);
         context_.reset();
         return false;
     }
@@ -177,13 +174,10 @@ AVPixelFormat Decoder::choose_format(AVCodecContext* cc, const AVPixelFormat* fo
     const std::string kind = stream_kind(cc->codec_id, cc->profile, cc->sw_pix_fmt);
     // decode.c's "Failed setup for format cuda" follows nvdec.c's own reason.
     std::string log = last_av_log();
-    if (log.rfind("Failed setup for format", 0) == 0 && !previous_av_log().empty())
-        log = previous_av_log();
-    const std::string why = cuda_chosen_ ? "refused" + (log.empty() ? "" : ": " + log)
-                                         : "no NVDEC format offered";
+    if (log.rfind("Failed setup for format", 0) == 0 && !previous_av_log().empty()) log = previous_av_log();
+    const std::string why = cuda_chosen_ ? "refused" + (log.empty() ? "" : ": " + log) : "no NVDEC format offered";
     const std::string note = !eight_bit ? eight_bit_only_note(kind)
-                                        : "NVDEC does not decode " + kind + " here (" + why +
-                                              "): decoding on the CPU";
+                                        : "NVDEC does not decode " + kind + " here (" + why + "): decoding on the CPU";
     if (hw_ == Hw::kProbing) {
         // Nothing decoded yet: give up here and let a threaded software decoder start over.
         refusal_ = note;
@@ -212,8 +206,7 @@ bool Decoder::probe_failed(int ret, const AVFrame* received) {
     }
     if (ret < 0 && ret != AVERROR(EAGAIN) && ret != AVERROR_EOF && cuda_chosen_) {
         std::string reason = av_error_string(ret);
-        refusal_ = "NVDEC failed on the first frame (" + reason + log_detail(reason) +
-                   "): decoding on the CPU";
+        refusal_ = "NVDEC failed on the first frame (" + reason + log_detail(reason) + "): decoding on the CPU";
         return true;
     }
     return false;

@@ -27,8 +27,7 @@ public:
     // Opens a decoder for the demuxer's stream: NVDEC (probing) when options.decode asks and it
     // can serve the input, else software. *delivered is the source's count of frames delivered
     // (for the note about a mid-stream change). False with a message for the user.
-    bool open(const Demuxer& demuxer, const SourceOptions& options, const long* delivered,
-              std::string* error);
+    bool open(const Demuxer& demuxer, const SourceOptions& options, const long* delivered, std::string* error);
 
     AVCodecContext* context() const { return context_.get(); }
     bool probing() const { return hw_ == Hw::kProbing; }

@@ -36,9 +36,7 @@ std::string rational_text(double rate) {
     return std::to_string(q.num) + "/" + std::to_string(q.den);
 }
 
-int read_bytes(void* opaque, uint8_t* buf, int size) {
-    return static_cast<ByteReader*>(opaque)->read(buf, size);
-}
+int read_bytes(void* opaque, uint8_t* buf, int size) { return static_cast<ByteReader*>(opaque)->read(buf, size); }
 
 int64_t seek_bytes(void* opaque, int64_t offset, int whence) {
     return static_cast<ByteReader*>(opaque)->seek(offset, whence);
@@ -48,9 +46,9 @@ int64_t seek_bytes(void* opaque, int64_t offset, int whence) {
 
 void Deadline::arm(double seconds) {
     expired = false;
-    at = seconds > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(seconds))
-                     : Clock::time_point::max();
+    at = seconds > 0
+             ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))
+             : Clock::time_point::max();
 }
 
 int Deadline::check(void* opaque) {
@@ -151,9 +149,8 @@ CameraRequest Demuxer::camera_request(const SourceOptions& options) {
 // back to another raw format: the user asked for a mode, so anything else is a refusal.
 bool Demuxer::check_camera_mode(const SourceOptions& options, std::string* error) {
     const AVCodecParameters* par = stream_->codecpar;
-    const char* pix = par->codec_id == AV_CODEC_ID_RAWVIDEO
-                          ? av_get_pix_fmt_name(static_cast<AVPixelFormat>(par->format))
-                          : nullptr;
+    const char* pix =
+        par->codec_id == AV_CODEC_ID_RAWVIDEO ? av_get_pix_fmt_name(static_cast<AVPixelFormat>(par->format)) : nullptr;
     const std::string format = camera_format_from_libav(avcodec_get_name(par->codec_id), pix ? pix : "");
     const std::string wrong = camera_mode_mismatch(camera_request(options), size_, format, fps_);
     if (wrong.empty()) return true;
@@ -162,13 +159,12 @@ bool Demuxer::check_camera_mode(const SourceOptions& options, std::string* error
 }
 
 // The demuxer and its options for sequences, cameras and URLs; files need neither.
-bool Demuxer::set_input_options(const SourceOptions& options, AVDictionary** opts,
-                                const AVInputFormat** format, std::string* error) {
+bool Demuxer::set_input_options(const SourceOptions& options, AVDictionary** opts, const AVInputFormat** format,
+                                std::string* error) {
     switch (input_.kind) {
     case SourceKind::kImageSequence: {
         long count = 0;
-        if (!scan_sequence(input_.url, &sequence_start_, &count, &sequence_beyond_gap_, error))
-            return false;
+        if (!scan_sequence(input_.url, &sequence_start_, &count, &sequence_beyond_gap_, error)) return false;
         frame_count_ = count;
         *format = av_find_input_format("image2");
         if (!*format) {
@@ -177,8 +173,7 @@ bool Demuxer::set_input_options(const SourceOptions& options, AVDictionary** opt
         }
         av_dict_set(opts, "pattern_type", "sequence", 0);
         av_dict_set_int(opts, "start_number", sequence_start_, 0);
-        av_dict_set(opts, "framerate",
-                    rational_text(options.sequence_fps > 0 ? options.sequence_fps : 30.0).c_str(),
+        av_dict_set(opts, "framerate", rational_text(options.sequence_fps > 0 ? options.sequence_fps : 30.0).c_str(),
                     0);
         what_ = "image sequence '" + input_.url + "'";
         return true;
@@ -186,14 +181,11 @@ bool Demuxer::set_input_options(const SourceOptions& options, AVDictionary** opt
     case SourceKind::kCamera:
         *format = av_find_input_format("v4l2");
         if (!*format) {
-            *error = "cannot open camera '" + name_ +
-                     "': this FFmpeg was built without the video4linux2 input";
+            *error = "cannot open camera '" + name_ + "': this FFmpeg was built without the video4linux2 input";
             return false;
         }
-        if (!options.camera_size.empty())
-            av_dict_set(opts, "video_size", options.camera_size.c_str(), 0);
-        if (options.camera_fps > 0)
-            av_dict_set(opts, "framerate", rational_text(options.camera_fps).c_str(), 0);
+        if (!options.camera_size.empty()) av_dict_set(opts, "video_size", options.camera_size.c_str(), 0);
+        if (options.camera_fps > 0) av_dict_set(opts, "framerate", rational_text(options.camera_fps).c_str(), 0);
         if (!options.camera_format.empty()) {
             const std::string f = v4l2_input_format(options.camera_format);
             if (f.empty()) {
@@ -218,36 +210,32 @@ bool Demuxer::set_input_options(const SourceOptions& options, AVDictionary** opt
             av_dict_set_int(opts, "timeout", us, 0);
 #endif
             av_dict_set(opts, "rtsp_flags", "prefer_tcp", 0);
-        } else if (scheme == "http" || scheme == "https" || scheme == "tcp" || scheme == "udp" ||
-                   scheme == "srt") {
+        } else if (scheme == "http" || scheme == "https" || scheme == "tcp" || scheme == "udp" || scheme == "srt") {
             av_dict_set_int(opts, "timeout", us, 0);
         }
         return true;
     }
     case SourceKind::kFile:
-    case SourceKind::kAuto:
-        return true;
+    case SourceKind::kAuto: return true;
     }
     return true;
 }
 
 // Custom I/O for the caller's ByteReader, or for a pipe or FIFO: FFmpeg's own reads of those
 // would block for ever on a writer that never comes or stalls; poll() under the read timeout.
-bool Demuxer::attach_reader(const SourceOptions& options, AVFormatContext* fc,
-                            AVDictionary** opts, std::string* error) {
+bool Demuxer::attach_reader(const SourceOptions& options, AVFormatContext* fc, AVDictionary** opts,
+                            std::string* error) {
     reader_ = options.reader;
     if (!reader_ && input_.kind == SourceKind::kFile && is_stream_path(input_.url)) {
         const int fd = open_stream_descriptor(input_.url, error);
         if (fd < 0) return false;
-        reader_ = descriptor_reader(fd, read_timeout_s_,
-                                    [this] { return Deadline::check(&deadline_) != 0; });
+        reader_ = descriptor_reader(fd, read_timeout_s_, [this] { return Deadline::check(&deadline_) != 0; });
         what_ = "'" + name_ + "'";
     }
     if (!reader_) return true;
     constexpr int kBufferBytes = 1 << 16;
     auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferBytes));
-    AVIOContext* io = buffer ? avio_alloc_context(buffer, kBufferBytes, 0, reader_.get(),
-                                                  &read_bytes, nullptr,
+    AVIOContext* io = buffer ? avio_alloc_context(buffer, kBufferBytes, 0, reader_.get(), &read_bytes, nullptr,
                                                   reader_->seekable() ? &seek_bytes : nullptr)
                              : nullptr;
     if (!io) {
@@ -268,8 +256,7 @@ bool Demuxer::attach_reader(const SourceOptions& options, AVFormatContext* fc,
 std::string Demuxer::open_failure(int ret, bool opening, double open_timeout_s) const {
     const std::string verb = opening ? "cannot open " : "cannot read ";
     if (deadline_.interrupted) return "cannot open " + what_ + ": interrupted";
-    if (reader_ && !deadline_.expired && !reader_->failure().empty())
-        return verb + what_ + ": " + reader_->failure();
+    if (reader_ && !deadline_.expired && !reader_->failure().empty()) return verb + what_ + ": " + reader_->failure();
     if (deadline_.expired)
         return "cannot open " + what_ + (opening ? ": no answer within " : ": no video data within ") +
                format_fps(open_timeout_s) + " s (open timeout)";
@@ -291,8 +278,7 @@ bool Demuxer::find_video_stream(std::string* error) {
     }
     if (index == AVERROR_DECODER_NOT_FOUND || (index >= 0 && !decoder)) {
         int idx = av_find_best_stream(fc, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-        const char* codec_name =
-            idx >= 0 ? avcodec_get_name(fc->streams[idx]->codecpar->codec_id) : "unknown";
+        const char* codec_name = idx >= 0 ? avcodec_get_name(fc->streams[idx]->codecpar->codec_id) : "unknown";
         *error = what_ + ": this FFmpeg has no decoder for its video codec '" + codec_name + "'";
         return false;
     }
@@ -323,8 +309,7 @@ void Demuxer::read_stream_facts(const SourceOptions& options) {
             declared_frames_ = static_cast<long>(st->nb_frames);
         } else if (fps_ > 0) {
             double seconds = -1;
-            if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
-                seconds = st->duration * av_q2d(st->time_base);
+            if (st->duration != AV_NOPTS_VALUE && st->duration > 0) seconds = st->duration * av_q2d(st->time_base);
             if (seconds <= 0) seconds = parse_duration_tag(st->metadata);
             // The container's duration covers every stream; trust it only when video is alone.
             if (seconds <= 0 && fc->nb_streams == 1 && fc->duration != AV_NOPTS_VALUE)
@@ -356,8 +341,7 @@ Demuxer::Wait Demuxer::wait_for_frame() {
 }
 
 std::string Demuxer::stalled_message() const {
-    return "'" + name_ + "' stopped sending frames: nothing for " + format_fps(read_timeout_s_) +
-           " s (read timeout)";
+    return "'" + name_ + "' stopped sending frames: nothing for " + format_fps(read_timeout_s_) + " s (read timeout)";
 }
 
 bool Demuxer::input_failed(int ret) const {
@@ -370,11 +354,9 @@ std::pair<std::string, EndReason> Demuxer::io_failure(const std::string& what) c
     const std::string failure = reader_ ? reader_->failure() : std::string();
     if (!deadline_.expired && !failure.empty()) {
         const bool stalled = failure.find("read timeout") != std::string::npos;
-        return {"'" + name_ + "' " + what + ": " + failure,
-                stalled ? EndReason::kStalled : EndReason::kFailed};
+        return {"'" + name_ + "' " + what + ": " + failure, stalled ? EndReason::kStalled : EndReason::kFailed};
     }
-    return {"'" + name_ + "' stopped sending data: nothing for " + format_fps(read_timeout_s_) +
-                " s (read timeout)",
+    return {"'" + name_ + "' stopped sending data: nothing for " + format_fps(read_timeout_s_) + " s (read timeout)",
             EndReason::kStalled};
 }
 

@@ -98,10 +98,9 @@ private:
     };
     using Dictionary = std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)>;
 
-    bool set_input_options(const SourceOptions& options, AVDictionary** opts,
-                           const AVInputFormat** format, std::string* error);
-    bool attach_reader(const SourceOptions& options, AVFormatContext* fc, AVDictionary** opts,
-                       std::string* error);
+    bool set_input_options(const SourceOptions& options, AVDictionary** opts, const AVInputFormat** format,
+                           std::string* error);
+    bool attach_reader(const SourceOptions& options, AVFormatContext* fc, AVDictionary** opts, std::string* error);
     std::string open_failure(int ret, bool opening, double open_timeout_s) const;
     bool find_video_stream(std::string* error);
     std::string camera_open_reason(int ret) const;

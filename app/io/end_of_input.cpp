@@ -14,9 +14,12 @@ namespace {
 std::string list_frames(const std::vector<long>& at, long total) {
     std::string s = at.size() == 1 ? "frame " : "frames ";
     for (std::size_t i = 0; i < at.size(); ++i)
-        s += (i == 0 ? "" : i + 1 == at.size() && static_cast<long>(at.size()) == total ? " and " : ", ") +
+        s += (i == 0                                                        ? ""
+              : i + 1 == at.size() && static_cast<long>(at.size()) == total ? " and "
+                                                                            : ", ") +
              std::to_string(at[i]);
-    if (static_cast<long>(at.size()) < total) s += ", ... (" + std::to_string(total - static_cast<long>(at.size())) + " more)";
+    if (static_cast<long>(at.size()) < total)
+        s += ", ... (" + std::to_string(total - static_cast<long>(at.size())) + " more)";
     return s;
 }
 
@@ -54,9 +57,9 @@ EndVerdict judge_end(const Demuxer& input, InputTally& tally) {
     if (!live) tally.frames.end_of_stream();
     const std::string last = tally.last_index >= 0 ? std::to_string(tally.last_index) : std::string();
     if (tally.delivered == 0) {
-        std::string why = tally.demux_error ? av_error_string(tally.demux_error) + tally.demux_error_detail
-                        : tally.decode_errors ? tally.first_decode_error
-                                              : std::string("the video stream has no frames");
+        std::string why = tally.demux_error     ? av_error_string(tally.demux_error) + tally.demux_error_detail
+                          : tally.decode_errors ? tally.first_decode_error
+                                                : std::string("the video stream has no frames");
         return failed("'" + name + "': no frame could be decoded: " + why);
     }
     // image2 probes ahead past a hole and then fails to open the missing file; the gap is
@@ -65,16 +68,14 @@ EndVerdict judge_end(const Demuxer& input, InputTally& tally) {
         const std::string& pattern = input.input().url;
         SequencePattern sp;
         parse_sequence_pattern(pattern, &sp);
-        return damaged("image sequence '" + pattern + "' has a gap: " +
-                       sp.name(input.sequence_start() + input.frame_count()) + " is missing, so " +
-                       std::to_string(input.sequence_beyond_gap()) +
-                       " image(s) after it were not read");
+        return damaged("image sequence '" + pattern +
+                       "' has a gap: " + sp.name(input.sequence_start() + input.frame_count()) + " is missing, so " +
+                       std::to_string(input.sequence_beyond_gap()) + " image(s) after it were not read");
     }
     const long lost = tally.frames.lost();
-    const std::string lost_text =
-        lost > 0 ? std::to_string(lost) + " frame(s) missing or undecodable (" +
-                       list_frames(tally.frames.lost_at(), lost) + ")"
-                 : std::string();
+    const std::string lost_text = lost > 0 ? std::to_string(lost) + " frame(s) missing or undecodable (" +
+                                                 list_frames(tally.frames.lost_at(), lost) + ")"
+                                           : std::string();
     if (tally.demux_error) {
         const std::string error = av_error_string(tally.demux_error) + tally.demux_error_detail;
         if (live) return failed("'" + name + "' stopped after frame " + last + ": " + error);
@@ -82,16 +83,15 @@ EndVerdict judge_end(const Demuxer& input, InputTally& tally) {
                        (lost > 0 ? "; " + lost_text : std::string()));
     }
     if (live) return {};
-    const std::string errors =
-        std::to_string(tally.decode_errors) + " decoding error(s), the first near frame " +
-        std::to_string(tally.first_decode_error_after) + ": " + tally.first_decode_error;
+    const std::string errors = std::to_string(tally.decode_errors) + " decoding error(s), the first near frame " +
+                               std::to_string(tally.first_decode_error_after) + ": " + tally.first_decode_error;
     // Missing frames matter most (a cut file's last packet also fails to decode, which is
     // not news); the decoding errors come second.
     if (missing_at_end(input, tally, true) > 0)
         return damaged("'" + name + "' ended early: " + std::to_string(tally.packets_read) + " of " +
-                       std::to_string(input.declared_frames()) + " frames read, " +
-                       std::to_string(tally.delivered) + " decoded (input truncated or corrupt after frame " +
-                       last + ")" + (lost > 0 ? "; " + lost_text : std::string()) +
+                       std::to_string(input.declared_frames()) + " frames read, " + std::to_string(tally.delivered) +
+                       " decoded (input truncated or corrupt after frame " + last + ")" +
+                       (lost > 0 ? "; " + lost_text : std::string()) +
                        (tally.decode_errors > 0 ? "; " + errors : std::string()));
     if (lost > 0)
         return damaged("'" + name + "' is damaged: " + lost_text +

@@ -15,15 +15,15 @@ namespace corrtrack {
 
 // What the source has seen of its input so far.
 struct InputTally {
-    long delivered = 0;           // frames read() returned
-    long packets_read = 0;        // video packets read (replays of NVDEC's probe not again)
-    long last_index = -1;         // source index of the last frame delivered
-    FrameAccounting frames;       // files and sequences: source indices, lost frames
-    long concealed = 0;           // frames delivered with concealed decoding errors
+    long delivered = 0;      // frames read() returned
+    long packets_read = 0;   // video packets read (replays of NVDEC's probe not again)
+    long last_index = -1;    // source index of the last frame delivered
+    FrameAccounting frames;  // files and sequences: source indices, lost frames
+    long concealed = 0;      // frames delivered with concealed decoding errors
     long decode_errors = 0;
     long first_decode_error_after = -1;  // frames delivered before the first decode error
     std::string first_decode_error;
-    int demux_error = 0;          // the demuxer's error other than EOF, or 0
+    int demux_error = 0;  // the demuxer's error other than EOF, or 0
     std::string demux_error_detail;
 
     void note_decode_error(const std::string& what);

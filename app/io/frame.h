@@ -21,17 +21,17 @@ struct DeviceLuma {
 };
 
 struct Frame {
-    long index = -1;          // 0-based position in the source (a frame lost in decoding
-                              // leaves a gap: indices are source positions, not a count)
-    double pts = 0.0;         // presentation time in seconds from the stream start
+    long index = -1;   // 0-based position in the source (a frame lost in decoding
+                       // leaves a gap: indices are source positions, not a count)
+    double pts = 0.0;  // presentation time in seconds from the stream start
     int width = 0, height = 0;
-    Size decoded_size;        // as decoded: differs from width x height when the input changed
-                              // resolution and this frame was scaled to the first frame's size
-    HostBuffer luma;          // width x height, rows packed (pitch == width); empty when only
-                              // the device plane exists
-    HostBuffer rgb;           // width*3 x height, packed RGB24; empty when not asked for
-    DeviceLuma device;        // set by NVDEC decode, else empty
-    double decode_ms = 0.0;   // host time spent decoding and converting this frame
+    Size decoded_size;       // as decoded: differs from width x height when the input changed
+                             // resolution and this frame was scaled to the first frame's size
+    HostBuffer luma;         // width x height, rows packed (pitch == width); empty when only
+                             // the device plane exists
+    HostBuffer rgb;          // width*3 x height, packed RGB24; empty when not asked for
+    DeviceLuma device;       // set by NVDEC decode, else empty
+    double decode_ms = 0.0;  // host time spent decoding and converting this frame
     std::chrono::steady_clock::time_point decode_start;  // when the decoder began this frame
 
     bool has_host_luma() const { return !luma.empty(); }
@@ -39,9 +39,7 @@ struct Frame {
     ImageView host_luma_view() const {
         return {luma.data(), width, height, static_cast<std::size_t>(width), MemorySpace::kHost};
     }
-    ImageView device_luma_view() const {
-        return {device.data, width, height, device.pitch, MemorySpace::kDevice};
-    }
+    ImageView device_luma_view() const { return {device.data, width, height, device.pitch, MemorySpace::kDevice}; }
     // The device plane when there is no host copy, else the host one.
     ImageView luma_view() const { return has_host_luma() ? host_luma_view() : device_luma_view(); }
     Size size() const { return {width, height}; }

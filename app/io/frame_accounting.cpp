@@ -30,7 +30,8 @@ long FrameAccounting::frame_out(std::int64_t pts) {
     // The frame's packet: the oldest epoch that has this timestamp waiting.
     auto it = pending_.end();
     if (pts != kNoTimestamp)
-        for (auto e = pending_.begin(); e != pending_.end(); e = pending_.lower_bound(Key{e->first.first + 1, INT64_MIN}))
+        for (auto e = pending_.begin(); e != pending_.end();
+             e = pending_.lower_bound(Key{e->first.first + 1, INT64_MIN}))
             if ((it = pending_.find(Key{e->first.first, pts})) != pending_.end()) break;
     if (it == pending_.end()) {
         if (pts != kNoTimestamp) unmatched_ = true;
@@ -49,7 +50,8 @@ long FrameAccounting::frame_out(std::int64_t pts) {
     if (have_previous_ && previous_.first == key.first && previous_duration_ > 0 && key.second > previous_.second) {
         const double between = static_cast<double>(key.second - previous_.second) / previous_duration_ - 1.0;
         const auto expected = static_cast<std::int64_t>(std::llround(between));
-        if (between > 0.5 && expected <= kMaxHole) hole_lost = std::max<long>(0, static_cast<long>(expected) - same_epoch_older);
+        if (between > 0.5 && expected <= kMaxHole)
+            hole_lost = std::max<long>(0, static_cast<long>(expected) - same_epoch_older);
     }
     pending_.erase(pending_.begin(), older_end);
     pending_.erase(pending_.find(key));

@@ -44,8 +44,8 @@ void FrameConverter::configure(const std::string& name, bool want_rgb, bool want
 bool FrameConverter::convert(const AVFrame* f, Frame& out) {
     const Size decoded{f->width, f->height};
     if (decoded.width < 1 || decoded.height < 1) {
-        error_ = "'" + name_ + "': the decoder returned a frame of size " +
-                 std::to_string(decoded.width) + "x" + std::to_string(decoded.height);
+        error_ = "'" + name_ + "': the decoder returned a frame of size " + std::to_string(decoded.width) + "x" +
+                 std::to_string(decoded.height);
         return false;
     }
     // The first frame fixes the size of every frame (see frame_source.h, resolution changes).
@@ -64,45 +64,39 @@ void FrameConverter::count_resize(const Frame& out) {
     const Size decoded = out.decoded_size;
     if (decoded == out_size_ || resized_++ > 0) return;
     const std::string first = std::to_string(out_size_.width) + "x" + std::to_string(out_size_.height);
-    resize_note_ = "frame " + std::to_string(out.index) + " is " + std::to_string(decoded.width) +
-                   "x" + std::to_string(decoded.height) + " where the first frame was " + first +
-                   ": frames of another size are scaled to " + first +
-                   " (boxes stay in the first frame's coordinates)";
+    resize_note_ = "frame " + std::to_string(out.index) + " is " + std::to_string(decoded.width) + "x" +
+                   std::to_string(decoded.height) + " where the first frame was " + first +
+                   ": frames of another size are scaled to " + first + " (boxes stay in the first frame's coordinates)";
 }
 
 // The swscale contexts for f's format, size and colours (rebuilt only when they change).
 bool FrameConverter::prepare_conversion(const AVFrame* f) {
     const int w = f->width, h = f->height;
     bool full_range = f->color_range == AVCOL_RANGE_JPEG;
-    const AVPixelFormat src_format =
-        without_jpeg_range(static_cast<AVPixelFormat>(f->format), &full_range);
+    const AVPixelFormat src_format = without_jpeg_range(static_cast<AVPixelFormat>(f->format), &full_range);
     ConversionKey key{w, h, src_format, full_range ? 1 : 0, f->colorspace};
     if (key == conversion_key_) return true;
     conversion_key_ = ConversionKey{};
     const int ow = out_size_.width, oh = out_size_.height;
-    gray_sws_.reset(sws_getCachedContext(gray_sws_.release(), w, h, src_format, ow, oh,
-                                         AV_PIX_FMT_GRAY8, SWS_BILINEAR | SWS_ACCURATE_RND,
-                                         nullptr, nullptr, nullptr));
+    gray_sws_.reset(sws_getCachedContext(gray_sws_.release(), w, h, src_format, ow, oh, AV_PIX_FMT_GRAY8,
+                                         SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
     if (want_rgb_)
-        rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, ow, oh,
-                                            AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND,
-                                            nullptr, nullptr, nullptr));
+        rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, ow, oh, AV_PIX_FMT_RGB24,
+                                            SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
     if (!gray_sws_ || (want_rgb_ && !rgb_sws_)) {
         const char* fmt_name = av_get_pix_fmt_name(src_format);
-        error_ = "'" + name_ + "': cannot convert frames of pixel format " +
-                 (fmt_name ? fmt_name : "unknown") + " (sws_getCachedContext failed)";
+        error_ = "'" + name_ + "': cannot convert frames of pixel format " + (fmt_name ? fmt_name : "unknown") +
+                 " (sws_getCachedContext failed)";
         return false;
     }
     // Unspecified colorspace: BT.601, as swscale and most players assume for SD.
-    int cs = f->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709
-           : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL
-               ? SWS_CS_BT2020
-               : SWS_CS_ITU601;
+    int cs = f->colorspace == AVCOL_SPC_BT709                                                ? SWS_CS_ITU709
+             : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL ? SWS_CS_BT2020
+                                                                                             : SWS_CS_ITU601;
     const int* coeffs = sws_getCoefficients(cs);
     for (SwsContext* s : {gray_sws_.get(), rgb_sws_.get()}) {
         // Fails (-1) for RGB and grey sources, which have no YUV range to set: harmless.
-        if (s) sws_setColorspaceDetails(s, coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16,
-                                        1 << 16);
+        if (s) sws_setColorspaceDetails(s, coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16, 1 << 16);
     }
     conversion_key_ = key;
     return true;
@@ -114,8 +108,7 @@ bool FrameConverter::scale_rgb(const AVFrame* f, Frame& out) {
     uint8_t* rgb_dst[4] = {out.rgb.data(), nullptr, nullptr, nullptr};
     int rgb_stride[4] = {3 * w, 0, 0, 0};
     if (sws_scale(rgb_sws_.get(), f->data, f->linesize, 0, f->height, rgb_dst, rgb_stride) != h) {
-        error_ = "'" + name_ + "': sws_scale to RGB24 failed (" +
-                 code_location(__FILE__, __LINE__) + ")";
+        error_ = "'" + name_ + "': sws_scale to RGB24 failed (" + code_location(__FILE__, __LINE__) + ")";
         return false;
     }
     return true;
@@ -130,8 +123,7 @@ bool FrameConverter::convert_host(const AVFrame* f, Frame& out) {
     uint8_t* gray_dst[4] = {out.luma.data(), nullptr, nullptr, nullptr};
     int gray_stride[4] = {w, 0, 0, 0};
     if (sws_scale(gray_sws_.get(), f->data, f->linesize, 0, f->height, gray_dst, gray_stride) != h) {
-        error_ = "'" + name_ + "': sws_scale to GRAY8 failed (" +
-                 code_location(__FILE__, __LINE__) + ")";
+        error_ = "'" + name_ + "': sws_scale to GRAY8 failed (" + code_location(__FILE__, __LINE__) + ")";
         return false;
     }
     if (want_rgb_) return scale_rgb(f, out);
@@ -231,8 +223,8 @@ bool FrameConverter::download_luma(const AVFrame* f, Frame& out) {
     dst->data[0] = out.luma.data();
     dst->linesize[0] = w;
     // av_hwframe_transfer_data wants an owned destination; this one owns nothing.
-    dst->buf[0] = av_buffer_create(out.luma.data(), out.luma.size(),
-                                   [](void*, uint8_t*) {}, nullptr, 0);
+    dst->buf[0] = av_buffer_create(
+        out.luma.data(), out.luma.size(), [](void*, uint8_t*) {}, nullptr, 0);
     bool ok = dst->buf[0] != nullptr;
     if (!ok)
         error_ = "'" + name_ + "': out of memory (av_buffer_create)";

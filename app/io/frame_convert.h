@@ -46,8 +46,8 @@ private:
     struct ConversionKey {
         int width = 0, height = 0, format = -1, full_range = -1, colorspace = -1;
         bool operator==(const ConversionKey& o) const {
-            return width == o.width && height == o.height && format == o.format &&
-                   full_range == o.full_range && colorspace == o.colorspace;
+            return width == o.width && height == o.height && format == o.format && full_range == o.full_range &&
+                   colorspace == o.colorspace;
         }
     } conversion_key_;
     std::unique_ptr<AVFrame, FrameFreer> host_frame_;     // NV12 download for RGB, reused

@@ -84,8 +84,7 @@ private:
     std::string error_;
 };
 
-bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
-                       std::string* error) {
+bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input, std::string* error) {
     if (!demuxer_.open(options, input, error)) return false;
     time_base_ = demuxer_.stream()->time_base;
     origin_ts_ = demuxer_.start_time();
@@ -249,8 +248,7 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
         if (ret == AVERROR(EAGAIN)) {  // non-blocking camera with no new frame yet
             switch (demuxer_.wait_for_frame()) {
             case Demuxer::Wait::kStopped: return fail_io("stopped");
-            case Demuxer::Wait::kStalled:
-                return fail(demuxer_.stalled_message(), EndReason::kStalled);
+            case Demuxer::Wait::kStalled: return fail(demuxer_.stalled_message(), EndReason::kStalled);
             case Demuxer::Wait::kAgain: continue;
             }
         }
@@ -263,8 +261,7 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
             continue;
         }
         // Kept for a software decoder, should NVDEC refuse the stream.
-        if (decoder_.probing() && !decoder_.keep_for_probe(pkt))
-            return fail("out of memory (av_packet_clone)");
+        if (decoder_.probing() && !decoder_.keep_for_probe(pkt)) return fail("out of memory (av_packet_clone)");
         // Every packet is a source frame (edit-list preroll marked discard is never shown).
         if (!replayed) ++tally_.packets_read;
         if (!live && !(pkt->flags & AV_PKT_FLAG_DISCARD))
@@ -309,8 +306,7 @@ void LibavSource::stamp(const AVFrame* f, Frame& out) {
     if (demuxer_.live())
         out.index = tally_.delivered;
     else
-        out.index = tally_.frames.frame_out(f->pts == AV_NOPTS_VALUE ? FrameAccounting::kNoTimestamp
-                                                                      : f->pts);
+        out.index = tally_.frames.frame_out(f->pts == AV_NOPTS_VALUE ? FrameAccounting::kNoTimestamp : f->pts);
 }
 
 }  // namespace

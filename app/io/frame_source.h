@@ -20,7 +20,7 @@ enum class SourceKind { kAuto, kFile, kImageSequence, kCamera, kUrl };
 // kSoftware: libavcodec on the CPU. kNvdec: NVDEC where it can decode the input, else the CPU
 // with a note saying why. kAuto: the same, quietly (a missing GPU is no news).
 enum class DecodeMode { kSoftware, kNvdec, kAuto };
-const char* to_string(DecodeMode mode);                           // "sw", "nvdec", "auto"
+const char* to_string(DecodeMode mode);                            // "sw", "nvdec", "auto"
 bool parse_decode_mode(const std::string& text, DecodeMode* out);  // false for anything else
 
 struct SourceOptions {
@@ -49,9 +49,9 @@ struct SourceOptions {
     // plane before it drops the Frame's owner (that unmaps the surface for reuse).
     DecodeMode decode = DecodeMode::kSoftware;
     Stream cuda_stream = nullptr;  // the consumer's stream; null: the legacy default
-    bool want_host_luma = true;   // NVDEC: also copy the Y plane to Frame::luma (this waits
-                                  // for cuda_stream); false leaves Frame::luma empty.
-                                  // Software frames always carry host luma
+    bool want_host_luma = true;    // NVDEC: also copy the Y plane to Frame::luma (this waits
+                                   // for cuda_stream); false leaves Frame::luma empty.
+                                   // Software frames always carry host luma
     // Bytes from the caller instead of opening `input` (which then only names the input in
     // messages and suggests the container by its extension): fuzz targets, tests.
     std::shared_ptr<ByteReader> reader;
@@ -61,10 +61,10 @@ struct SourceOptions {
     // Set (by a signal handler, say) to stop: a blocked open or read gives up within about
     // 100 ms and read() returns kError with end_reason kInterrupted.
     const std::atomic<bool>* stop = nullptr;
-    int held_frames = 6;          // NVDEC: decoded frames the consumer may hold at once; the
-                                  // decoder keeps that many surfaces spare. Count every ring
-                                  // slot (a slot keeps its surface until it is refilled) and
-                                  // every Frame copy the consumer keeps besides
+    int held_frames = 6;  // NVDEC: decoded frames the consumer may hold at once; the
+                          // decoder keeps that many surfaces spare. Count every ring
+                          // slot (a slot keeps its surface until it is refilled) and
+                          // every Frame copy the consumer keeps besides
 };
 
 enum class ReadStatus { kFrame, kEnd, kError };
@@ -78,13 +78,13 @@ enum class EndReason { kNone, kClean, kDamaged, kFailed, kStalled, kInterrupted 
 // What became of the input's frames; final once read() has returned kEnd or kError.
 struct SourceReport {
     EndReason end = EndReason::kNone;
-    long delivered = 0;          // frames read() returned
-    long lost = 0;               // source frames that did not decode (mid-file damage)
-    std::vector<long> lost_at;   // their source indices (the first 20)
-    long missing_at_end = 0;     // frames the container declares beyond the last one read
-    long concealed = 0;          // frames delivered with concealed decoding errors
-    long resized = 0;            // frames scaled to the first frame's size
-    std::string resize_note;     // the first resolution change, for the user ("" if none)
+    long delivered = 0;         // frames read() returned
+    long lost = 0;              // source frames that did not decode (mid-file damage)
+    std::vector<long> lost_at;  // their source indices (the first 20)
+    long missing_at_end = 0;    // frames the container declares beyond the last one read
+    long concealed = 0;         // frames delivered with concealed decoding errors
+    long resized = 0;           // frames scaled to the first frame's size
+    std::string resize_note;    // the first resolution change, for the user ("" if none)
 };
 
 // What `input` reads from disk, for the checks that no output overwrites it: the file; an
@@ -143,11 +143,11 @@ public:
     virtual ReadStatus read(Frame& out) = 0;
     virtual const std::string& error() const = 0;
 
-    virtual bool live() const = 0;          // cameras and network streams
+    virtual bool live() const = 0;  // cameras and network streams
     virtual Size size() const = 0;
-    virtual double fps() const = 0;         // nominal rate (0 if unknown)
-    virtual long frame_count() const = 0;   // -1 when unknown (live); from duration x fps
-                                            // when the container has no count
+    virtual double fps() const = 0;        // nominal rate (0 if unknown)
+    virtual long frame_count() const = 0;  // -1 when unknown (live); from duration x fps
+                                           // when the container has no count
     // "sample.mp4: h264 768x576 @ 10 fps, 120 frames"; live sources add ", live", NVDEC
     // decoding adds ", nvdec" at the end
     virtual std::string description() const = 0;

@@ -17,9 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool starts_with(const std::string& s, const char* prefix) {
-    return s.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -37,8 +35,7 @@ std::string escape_percent(const std::string& s) {
 
 bool is_image_extension(std::string ext) {
     ext = lower(ext);
-    static const char* const kExts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif",
-                                        ".tiff", ".pgm", ".ppm", ".webp"};
+    static const char* const kExts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".pgm", ".ppm", ".webp"};
     return std::any_of(std::begin(kExts), std::end(kExts), [&](const char* e) { return ext == e; });
 }
 
@@ -69,11 +66,9 @@ std::string find_numbered_images(const fs::path& dir) {
     if (!best) return {};
     // One width for all files: zero padded (or all numbers happen to have that many digits,
     // which the padded pattern matches as well). Mixed widths: unpadded numbers.
-    std::string conv = best->second.widths.size() == 1
-                           ? "%0" + std::to_string(*best->second.widths.begin()) + "d"
-                           : std::string("%d");
-    return (dir / (escape_percent(best->first.first) + conv + escape_percent(best->first.second)))
-        .string();
+    std::string conv =
+        best->second.widths.size() == 1 ? "%0" + std::to_string(*best->second.widths.begin()) + "d" : std::string("%d");
+    return (dir / (escape_percent(best->first.first) + conv + escape_percent(best->first.second))).string();
 }
 
 bool resolve_folder(const std::string& input, ResolvedInput* out, std::string* error) {
@@ -92,8 +87,7 @@ bool resolve_folder(const std::string& input, ResolvedInput* out, std::string* e
         pattern = find_numbered_images(dir);
     }
     if (pattern.empty()) {
-        *error = "cannot open '" + input +
-                 "': the folder has no numbered images (img/00001.jpg ...) and no video.mkv";
+        *error = "cannot open '" + input + "': the folder has no numbered images (img/00001.jpg ...) and no video.mkv";
         return false;
     }
     out->kind = SourceKind::kImageSequence;
@@ -108,8 +102,7 @@ std::string url_scheme(const std::string& s) {
     if (p == std::string::npos || p == 0) return {};
     for (std::size_t i = 0; i < p; ++i) {
         char c = s[i];
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.')
-            return {};
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return {};
     }
     return lower(s.substr(0, p));
 }
@@ -124,8 +117,7 @@ std::string redact_url(const std::string& url) {
     return url.substr(0, host_start) + "***@" + url.substr(at + 1);
 }
 
-bool scan_sequence(const std::string& pattern, long* start, long* count, long* beyond_gap,
-                   std::string* error) {
+bool scan_sequence(const std::string& pattern, long* start, long* count, long* beyond_gap, std::string* error) {
     SequencePattern sp;
     if (!parse_sequence_pattern(pattern, &sp)) {
         *error = "'" + pattern + "' is not an image sequence pattern (expected one %d or %05d)";
@@ -182,12 +174,8 @@ bool resolve_input(const SourceOptions& o, ResolvedInput* out, std::string* erro
     }
     out->kind = kind;
     switch (kind) {
-    case SourceKind::kCamera:
-        out->display = in;
-        return true;
-    case SourceKind::kUrl:
-        out->display = redact_url(in);
-        return true;
+    case SourceKind::kCamera: out->display = in; return true;
+    case SourceKind::kUrl: out->display = redact_url(in); return true;
     case SourceKind::kFile:
         if (scheme == "file") out->url = in.substr(7);
         if (fs::is_directory(out->url, ec)) return resolve_folder(out->url, out, error);
@@ -197,13 +185,11 @@ bool resolve_input(const SourceOptions& o, ResolvedInput* out, std::string* erro
         // "car4/img/%05d.jpg" says more than "%05d.jpg".
         fs::path parent = as_path.parent_path();
         fs::path shown = parent.filename() / as_path.filename();
-        if (parent.filename() == "img" && parent.has_parent_path())
-            shown = parent.parent_path().filename() / shown;
+        if (parent.filename() == "img" && parent.has_parent_path()) shown = parent.parent_path().filename() / shown;
         out->display = shown.string();
         return true;
     }
-    case SourceKind::kAuto:
-        break;
+    case SourceKind::kAuto: break;
     }
     *error = "unknown input kind";
     return false;

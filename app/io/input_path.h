@@ -27,7 +27,6 @@ std::string redact_url(const std::string& url);
 // The first number present for `pattern` and how many consecutive files follow it (image2
 // stops at a gap); *beyond_gap counts the matching files after the gap, which image2 will not
 // read. False with a message when the pattern is bad or matches nothing.
-bool scan_sequence(const std::string& pattern, long* start, long* count, long* beyond_gap,
-                   std::string* error);
+bool scan_sequence(const std::string& pattern, long* start, long* count, long* beyond_gap, std::string* error);
 
 }  // namespace corrtrack

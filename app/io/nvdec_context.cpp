@@ -41,8 +41,7 @@ template <class Fn>
 bool driver_function(const char* name, Fn* fn) {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
         found != cudaDriverEntryPointSuccess || !p) {
         cudaGetLastError();
         return false;
@@ -66,17 +65,16 @@ AVBufferRef* open_cuda_device(Stream stream, std::string* why) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-        *why = std::string("no CUDA device: ") +
-               (e == cudaErrorInsufficientDriver ? "no NVIDIA driver, or one older than this "
-                                                   "CUDA runtime"
-                : e != cudaSuccess               ? cudaGetErrorString(e)
-                                                 : "none found");
+        *why = std::string("no CUDA device: ") + (e == cudaErrorInsufficientDriver
+                                                      ? "no NVIDIA driver, or one older than this "
+                                                        "CUDA runtime"
+                                                  : e != cudaSuccess ? cudaGetErrorString(e)
+                                                                     : "none found");
         cudaGetLastError();
         return nullptr;
     }
     int ordinal = 0;
-    e = stream ? cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &ordinal)
-               : cudaGetDevice(&ordinal);
+    e = stream ? cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &ordinal) : cudaGetDevice(&ordinal);
     if (e != cudaSuccess) {
         *why = std::string("cannot find the CUDA stream's device: ") + cudaGetErrorString(e);
         cudaGetLastError();
@@ -85,8 +83,7 @@ AVBufferRef* open_cuda_device(Stream stream, std::string* why) {
     CUresult (*device_get)(CUdevice*, int) = nullptr;
     CUresult (*retain)(CUcontext*, CUdevice) = nullptr;
     CUresult (*release)(CUdevice) = nullptr;
-    if (!driver_function("cuDeviceGet", &device_get) ||
-        !driver_function("cuDevicePrimaryCtxRetain", &retain) ||
+    if (!driver_function("cuDeviceGet", &device_get) || !driver_function("cuDevicePrimaryCtxRetain", &retain) ||
         !driver_function("cuDevicePrimaryCtxRelease", &release)) {
         *why = "the CUDA driver does not offer the primary-context functions";
         return nullptr;

@@ -63,8 +63,8 @@ bool OutputFile::open(const std::string& path, Mode mode, std::string* error) {
         if (fd < 0) {
             const int err = errno;
             if (error)
-                *error = "cannot write '" + path + "': " +
-                         (err == ENXIO ? std::string("no process is reading the FIFO") : std::strerror(err));
+                *error = "cannot write '" + path +
+                         "': " + (err == ENXIO ? std::string("no process is reading the FIFO") : std::strerror(err));
             return false;
         }
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -155,8 +155,7 @@ bool OutputFile::commit(std::string* error) {
         const int close_err = errno;
         if (!flushed || !closed) return fail("error writing", flushed ? close_err : flush_err, error);
     }
-    if (!in_place_ && std::rename(write_path_.c_str(), target_.c_str()) != 0)
-        return fail("cannot write", errno, error);
+    if (!in_place_ && std::rename(write_path_.c_str(), target_.c_str()) != 0) return fail("cannot write", errno, error);
     open_ = false;
     return true;
 }

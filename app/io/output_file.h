@@ -31,7 +31,7 @@ public:
 
     const std::string& path() const { return path_; }              // the destination as given
     const std::string& write_path() const { return write_path_; }  // where the bytes go now
-    std::FILE* file() const { return file_; }                       // kStream only
+    std::FILE* file() const { return file_; }                      // kStream only
 
     // Checked writes (kStream): false + *error on the first failure (ENOSPC, EIO, EPIPE ...);
     // flush() pushes stdio's buffer to the file so errors surface now, not at the end.

@@ -74,7 +74,8 @@ bool JsonResultsWriter::open(const std::string& path, const nlohmann::json& head
     rows_ = 0;
     if (!out_.open(path, OutputFile::Mode::kStream, error)) return false;
     std::string text = "{\n";
-    for (const auto& [key, value] : head.items()) text += "  " + nlohmann::json(key).dump() + ": " + value.dump() + ",\n";
+    for (const auto& [key, value] : head.items())
+        text += "  " + nlohmann::json(key).dump() + ": " + value.dump() + ",\n";
     text += "  \"results\": [";
     if (!checked(out_, error_, text)) {
         if (error) *error = error_;

@@ -33,8 +33,7 @@ bool supports_format(const AVCodec* codec, AVPixelFormat fmt) {
 class LibavWriter final : public VideoWriter {
 public:
     ~LibavWriter() override { close(nullptr); }
-    bool open(const std::string& path, Size size, const VideoWriterOptions& options,
-              std::string* error);
+    bool open(const std::string& path, Size size, const VideoWriterOptions& options, std::string* error);
 
     bool write_rgb(const std::uint8_t* rgb, std::size_t pitch, std::string* error) override {
         return write(rgb, pitch, AV_PIX_FMT_RGB24, error);
@@ -48,8 +47,7 @@ public:
     void set_note(const std::string& note) { note_ = note; }
 
 private:
-    bool write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format,
-               std::string* error);
+    bool write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format, std::string* error);
     void pad_edges();
     bool encode(const AVFrame* frame, std::string* error);
     // Reports the failing libav call with its line (architecture rule 4).
@@ -57,8 +55,8 @@ private:
     void release();
 
     std::string path_;
-    Size size_;    // what the caller writes
-    Size coded_;   // what the encoder gets: size_ padded to even where chroma is subsampled
+    Size size_;   // what the caller writes
+    Size coded_;  // what the encoder gets: size_ padded to even where chroma is subsampled
     AVPixelFormat pixel_format_ = AV_PIX_FMT_NONE;
     bool full_range_ = false;
     AVFormatContext* format_ = nullptr;  // output contexts have no unique_ptr-friendly closer
@@ -89,8 +87,7 @@ bool LibavWriter::check(int ret, const char* call, int line, std::string* error)
     return false;
 }
 
-bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOptions& options,
-                       std::string* error) {
+bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOptions& options, std::string* error) {
     path_ = path;
     size_ = size;
     auto fail = [&](const std::string& message) {
@@ -99,11 +96,10 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
         return false;
     };
     if (size.width < 1 || size.height < 1)
-        return fail("cannot write '" + path + "': invalid frame size " +
-                    std::to_string(size.width) + "x" + std::to_string(size.height));
+        return fail("cannot write '" + path + "': invalid frame size " + std::to_string(size.width) + "x" +
+                    std::to_string(size.height));
     if (!(options.fps > 0) || options.fps > 1000)
-        return fail("cannot write '" + path + "': invalid frame rate " +
-                    std::to_string(options.fps));
+        return fail("cannot write '" + path + "': invalid frame rate " + std::to_string(options.fps));
 
     int ret = avformat_alloc_output_context2(&format_, nullptr, nullptr, path.c_str());
     if (ret < 0 || !format_)
@@ -115,9 +111,7 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
     const AVCodec* codec = nullptr;
     if (!options.codec.empty()) {
         codec = avcodec_find_encoder_by_name(options.codec.c_str());
-        if (!codec)
-            return fail("cannot write '" + path + "': this FFmpeg has no encoder '" +
-                        options.codec + "'");
+        if (!codec) return fail("cannot write '" + path + "': this FFmpeg has no encoder '" + options.codec + "'");
     } else if (is_image_muxer(ofmt)) {
         // One image per frame: the codec follows the extension (.png, .jpg, ...).
         AVCodecID id = av_guess_codec(ofmt, nullptr, path.c_str(), nullptr, AVMEDIA_TYPE_VIDEO);
@@ -127,11 +121,10 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
         if (!codec || avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0)
             codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
     }
-    if (!codec)
-        return fail("cannot write '" + path + "': no video encoder for this file type");
+    if (!codec) return fail("cannot write '" + path + "': no video encoder for this file type");
     if (avformat_query_codec(ofmt, codec->id, FF_COMPLIANCE_NORMAL) == 0)
-        return fail("cannot write '" + path + "': the " + ofmt->name + " container cannot hold " +
-                    codec->name + " video");
+        return fail("cannot write '" + path + "': the " + ofmt->name + " container cannot hold " + codec->name +
+                    " video");
 
     const bool x264 = std::strcmp(codec->name, "libx264") == 0;
     const bool nvenc = std::strcmp(codec->name, "h264_nvenc") == 0;
@@ -143,8 +136,7 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
     else if (supports_format(codec, AV_PIX_FMT_YUV420P))
         pixel_format_ = AV_PIX_FMT_YUV420P;
     else
-        pixel_format_ = avcodec_find_best_pix_fmt_of_list(codec->pix_fmts, AV_PIX_FMT_RGB24, 0,
-                                                          nullptr);
+        pixel_format_ = avcodec_find_best_pix_fmt_of_list(codec->pix_fmts, AV_PIX_FMT_RGB24, 0, nullptr);
     if (pixel_format_ == AV_PIX_FMT_NONE)
         return fail("cannot write '" + path + "': no usable pixel format for " + codec->name);
     const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(pixel_format_);
@@ -197,8 +189,8 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
     ret = avcodec_open2(cc, codec, nullptr);
     if (ret < 0)
         return fail("cannot write '" + path + "': the " + codec->name + " encoder refused " +
-                    std::to_string(coded_.width) + "x" + std::to_string(coded_.height) + " " +
-                    desc->name + ": " + av_error_string(ret));
+                    std::to_string(coded_.width) + "x" + std::to_string(coded_.height) + " " + desc->name + ": " +
+                    av_error_string(ret));
 
     stream_ = avformat_new_stream(format_, nullptr);
     if (!stream_) return fail("out of memory (avformat_new_stream)");
@@ -237,8 +229,7 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
     return true;
 }
 
-bool LibavWriter::write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format,
-                        std::string* error) {
+bool LibavWriter::write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format, std::string* error) {
     if (!open_) {
         if (error) *error = "writing '" + path_ + "': the writer is closed";
         return false;
@@ -246,28 +237,24 @@ bool LibavWriter::write(const std::uint8_t* data, std::size_t pitch, AVPixelForm
     auto& sws = format == AV_PIX_FMT_RGB24 ? rgb_sws_ : gray_sws_;
     if (!sws) {
         // swscale warns about the deprecated "J" formats; same planes, range set below.
-        const AVPixelFormat target =
-            pixel_format_ == AV_PIX_FMT_YUVJ420P ? AV_PIX_FMT_YUV420P : pixel_format_;
-        sws.reset(sws_getContext(size_.width, size_.height, format, size_.width, size_.height,
-                                 target, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr,
-                                 nullptr));
+        const AVPixelFormat target = pixel_format_ == AV_PIX_FMT_YUVJ420P ? AV_PIX_FMT_YUV420P : pixel_format_;
+        sws.reset(sws_getContext(size_.width, size_.height, format, size_.width, size_.height, target,
+                                 SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
         if (!sws) {
             if (error)
-                *error = "writing '" + path_ + "': sws_getContext failed for " +
-                         av_get_pix_fmt_name(format) + " -> " + av_get_pix_fmt_name(pixel_format_);
+                *error = "writing '" + path_ + "': sws_getContext failed for " + av_get_pix_fmt_name(format) + " -> " +
+                         av_get_pix_fmt_name(pixel_format_);
             return false;
         }
         const int* coeffs = sws_getCoefficients(SWS_CS_ITU601);
         // Fails (-1) when the target is RGB: no YUV range to set then.
-        sws_setColorspaceDetails(sws.get(), coeffs, 1, coeffs, full_range_ ? 1 : 0, 0, 1 << 16,
-                                 1 << 16);
+        sws_setColorspaceDetails(sws.get(), coeffs, 1, coeffs, full_range_ ? 1 : 0, 0, 1 << 16, 1 << 16);
     }
     AVFrame* f = frame_.get();
     if (!CT_AV_CHECK(av_frame_make_writable(f), error)) return false;
     const std::uint8_t* src[4] = {data, nullptr, nullptr, nullptr};
     int src_stride[4] = {static_cast<int>(pitch), 0, 0, 0};
-    if (sws_scale(sws.get(), src, src_stride, 0, size_.height, f->data, f->linesize) !=
-        size_.height) {
+    if (sws_scale(sws.get(), src, src_stride, 0, size_.height, f->data, f->linesize) != size_.height) {
         if (error) *error = "writing '" + path_ + "': sws_scale failed (video_writer.cpp)";
         return false;
     }
@@ -368,8 +355,7 @@ bool parse_video_quality(const std::string& text, VideoQuality* out) {
     return false;
 }
 
-std::unique_ptr<VideoWriter> VideoWriter::open(const std::string& path, Size size,
-                                               const VideoWriterOptions& options,
+std::unique_ptr<VideoWriter> VideoWriter::open(const std::string& path, Size size, const VideoWriterOptions& options,
                                                std::string* error) {
     std::string note;
     if (options.hardware && options.codec.empty() && options.crf > 0) {

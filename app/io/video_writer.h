@@ -14,14 +14,14 @@ namespace corrtrack {
 // Encoder speed against compression at the same quality (crf): x264 presets superfast /
 // veryfast / medium, NVENC presets p1 / p4 / p7.
 enum class VideoQuality { kFast, kBalanced, kBest };
-const char* to_string(VideoQuality q);                            // "fast", "balanced", "best"
+const char* to_string(VideoQuality q);  // "fast", "balanced", "best"
 bool parse_video_quality(const std::string& text, VideoQuality* out);
 
 struct VideoWriterOptions {
     double fps = 25.0;
-    int crf = 20;             // quality for x264 (lower is better); 0 is lossless
-    std::string codec;        // empty: libx264 if available, else mpeg4; for an image pattern
-                              // the extension's codec (png, mjpeg)
+    int crf = 20;       // quality for x264 (lower is better); 0 is lossless
+    std::string codec;  // empty: libx264 if available, else mpeg4; for an image pattern
+                        // the extension's codec (png, mjpeg)
     VideoQuality quality = VideoQuality::kBalanced;
     // Try h264_nvenc first (codec empty, crf > 0, a video container, a CUDA GPU); when it does
     // not open (no NVENC on this GPU, no driver library) the software encoder runs and
@@ -48,8 +48,8 @@ public:
     // Whether FFmpeg knows a container for this file name (before a run: a usage error).
     static bool check_path(const std::string& path, std::string* error);
     // The container follows the file name (.mp4, .mkv, .avi). nullptr + *error on failure.
-    static std::unique_ptr<VideoWriter> open(const std::string& path, Size size,
-                                             const VideoWriterOptions& options, std::string* error);
+    static std::unique_ptr<VideoWriter> open(const std::string& path, Size size, const VideoWriterOptions& options,
+                                             std::string* error);
     // rgb: packed RGB24 rows, `pitch` bytes apart. Frames get consecutive timestamps.
     virtual bool write_rgb(const std::uint8_t* rgb, std::size_t pitch, std::string* error) = 0;
     // Grey input (replicated to RGB), for synthetic test clips.

@@ -42,9 +42,7 @@ void FramePipeline::decode_loop() {
         {
             // Guards free_, ready_ and stopping_ while the decoder picks a slot to fill.
             std::unique_lock<std::mutex> lock(mutex_);
-            changed_.wait(lock, [&] {
-                return stopping_ || !free_.empty() || (live_ && !ready_.empty());
-            });
+            changed_.wait(lock, [&] { return stopping_ || !free_.empty() || (live_ && !ready_.empty()); });
             if (stopping_) break;
             if (!free_.empty()) {
                 slot = free_.front();

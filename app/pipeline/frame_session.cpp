@@ -56,8 +56,8 @@ std::unique_ptr<FrameSession> FrameSession::open(MultiTracker& tracker, const Se
     // Frames stay on the device (no host RGB: the decoder would download every frame) only
     // where every reader takes them there: a GPU tracker and an RGB consumer that reads
     // device frames.
-    const bool device_frames = o.want_rgb && o.rgb_consumer_takes_device && tracker.on_gpu() &&
-                               so.decode != DecodeMode::kSoftware;
+    const bool device_frames =
+        o.want_rgb && o.rgb_consumer_takes_device && tracker.on_gpu() && so.decode != DecodeMode::kSoftware;
     so.want_rgb = o.want_rgb && !device_frames;
     auto source = FrameSource::open(so, error);
     if (source && device_frames && source->decode_mode() != "nvdec") {

@@ -38,13 +38,13 @@ struct SessionOptions {
     // want_host_luma, want_rgb and held_frames itself.
     SourceOptions source;
     DecodeMode decode = DecodeMode::kAuto;
-    bool want_rgb = false;          // a consumer reads Frame::rgb (annotated video, texture upload)
+    bool want_rgb = false;  // a consumer reads Frame::rgb (annotated video, texture upload)
     // ...and that consumer also takes NVDEC frames on the device (the GUI's interop frame
     // sink): host RGB only when frames do not stay there. When NVDEC declines the input the
     // input is re-opened with host RGB.
     bool rgb_consumer_takes_device = false;
-    int slots = 4;                  // ring slots
-    int live_slots = 0;             // ring slots for a live source (0: slots)
+    int slots = 4;       // ring slots
+    int live_slots = 0;  // ring slots for a live source (0: slots)
 };
 
 // How next() takes frames; advance() ignores it (the GUI paces itself).
@@ -59,10 +59,10 @@ struct SessionPacing {
 
 // A frame taken by next(): its slot stays held until release().
 struct SessionFrame {
-    long index = -1;     // position in the source (lost frames leave gaps)
+    long index = -1;  // position in the source (lost frames leave gaps)
     double pts = 0;
     Size size;
-    Size decoded_size;   // differs from size when the source scaled a frame of another size
+    Size decoded_size;  // differs from size when the source scaled a frame of another size
     double decode_ms = 0;
     std::chrono::steady_clock::time_point decode_start;
     const Frame* frame = nullptr;  // the slot, until released
@@ -73,8 +73,7 @@ class FrameSession {
 public:
     // Opens options.source matched to the tracker (see match_source_to_tracker). nullptr on
     // failure with a message for the user in *error. `tracker` must outlive the session.
-    static std::unique_ptr<FrameSession> open(MultiTracker& tracker, const SessionOptions& options,
-                                              std::string* error);
+    static std::unique_ptr<FrameSession> open(MultiTracker& tracker, const SessionOptions& options, std::string* error);
     // A source opened by the caller (tests: fake sources); only slots, live_slots and
     // source.cuda_stream of `options` apply.
     FrameSession(MultiTracker& tracker, std::unique_ptr<FrameSource> source, const SessionOptions& options);

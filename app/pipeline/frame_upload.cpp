@@ -53,12 +53,12 @@ int FrameUploader::upload(const Frame& frame) {
         slot.data = nullptr;
         slot.capacity = {std::max(frame.width, slot.capacity.width), std::max(frame.height, slot.capacity.height)};
         CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&slot.data), &slot.pitch, slot.capacity.width,
-                              slot.capacity.height));
+                                       slot.capacity.height));
     }
     slot.size = frame.size();
     CORRTRACK_CUDA(cudaEventRecord(slot.start, s));
     CORRTRACK_CUDA(cudaMemcpy2DAsync(slot.data, slot.pitch, frame.luma.data(), static_cast<std::size_t>(frame.width),
-                            frame.width, frame.height, cudaMemcpyHostToDevice, s));
+                                     frame.width, frame.height, cudaMemcpyHostToDevice, s));
     CORRTRACK_CUDA(cudaEventRecord(slot.copied, s));
     return index;
 }

@@ -19,9 +19,9 @@
 namespace corrtrack {
 
 struct TrackLoopOptions {
-    bool realtime = false;     // pace to source timestamps; late frames are dropped and counted
-    long max_frames = -1;      // stop after this many frames (-1: all)
-    bool track = true;         // false: decode (and copy) only, the end-to-end baseline
+    bool realtime = false;         // pace to source timestamps; late frames are dropped and counted
+    long max_frames = -1;          // stop after this many frames (-1: all)
+    bool track = true;             // false: decode (and copy) only, the end-to-end baseline
     bool need_host_frame = false;  // the callback reads Frame::rgb/luma: keep slots until then
     // Once set (a signal), no further frame is taken; frames already taken are finished and
     // handed to the callback, then the loop returns 0. Pass the same flag as
@@ -32,10 +32,10 @@ struct TrackLoopOptions {
 // What the callback learns about a frame; `frame` is null when its slot was already recycled
 // (only without need_host_frame).
 struct LoopFrame {
-    long index = -1;     // position in the source (lost frames leave gaps)
+    long index = -1;  // position in the source (lost frames leave gaps)
     double pts = 0;
     Size size;
-    Size decoded_size;   // differs from size when the source scaled a frame of another size
+    Size decoded_size;  // differs from size when the source scaled a frame of another size
     double decode_ms = 0;
     std::chrono::steady_clock::time_point decode_start;
     const Frame* frame = nullptr;
@@ -45,9 +45,9 @@ struct LoopFrame {
 struct TrackLoopStats {
     long frames = 0;
     long late_drops = 0;
-    bool stopped = false;      // TrackLoopOptions::stop ended the loop
+    bool stopped = false;  // TrackLoopOptions::stop ended the loop
     double seconds = 0;
-    double track_ms = 0;       // host time inside the tracker's update calls
+    double track_ms = 0;             // host time inside the tracker's update calls
     std::vector<double> latency_ms;  // decode start to box ready, one per frame
 };
 

@@ -53,12 +53,14 @@ public:
             Correlator& corr = correlator(r.templ);
             const NccProblem p = NccProblem::full_frame(r.patch, r.templ.image.size());
             std::string why;
-            if (!corr.supports(p, &why)) throw std::runtime_error("kernel " + kernel_ + " cannot run this search: " + why);
+            if (!corr.supports(p, &why))
+                throw std::runtime_error("kernel " + kernel_ + " cannot run this search: " + why);
             const Size o = p.out_size();
             std::vector<float>& m = maps[keep_maps_ ? i : 0];
             m.resize(static_cast<std::size_t>(o.width) * o.height);  // keeps capacity
             const MapView map{m.data(), o.width, o.height, static_cast<std::size_t>(o.width)};
-            const ImageView patch{patch_.data(), r.patch.width, r.patch.height, static_cast<std::size_t>(r.patch.width)};
+            const ImageView patch{patch_.data(), r.patch.width, r.patch.height,
+                                  static_cast<std::size_t>(r.patch.width)};
             corr.run(patch, p, map, nullptr);
             ++launches_;
             if (r.gradient_weight > 0 && r.templ.gradient.data) {

@@ -293,7 +293,7 @@ void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect 
     const dim3 block(32, 8);
     const dim3 grid((x1 - x0 + 31) / 32, (y1 - y0 + 7) / 8);
     halve_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(src.data, src.pitch, src.width, src.height, dst,
-                                                                         dst_pitch, x0, y0, x1, y1);
+                                                                        dst_pitch, x0, y0, x1, y1);
     CORRTRACK_CUDA_LAUNCHED();
 }
 

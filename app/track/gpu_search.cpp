@@ -77,8 +77,7 @@ public:
     }
     ~GpuSearch() override {
         if (stream_) cudaStreamSynchronize(stream_);  // queued copies still target our buffers
-        if (stats_ && frames_ > 0)
-        {
+        if (stats_ && frames_ > 0) {
             std::fprintf(stderr, "gpu search: %ld host frames, %.1f%% of their rows uploaded, %ld late uploads\n",
                          frames_, 100.0 * uploaded_total_ / std::max(1L, frame_rows_total_), late_uploads_);
             const double n = 1000.0 / frames_;  // us per frame
@@ -206,8 +205,8 @@ public:
 
 private:
     struct Item {
-        std::size_t request;     // index in the caller's list
-        int row = 0;             // first atlas row
+        std::size_t request;  // index in the caller's list
+        int row = 0;          // first atlas row
         std::size_t map_offset = 0;
         Size out;
     };
@@ -245,8 +244,8 @@ private:
     std::size_t frame_pitch_ = 0;
     Size frame_capacity_;
     DeviceLevels levels_;
-    ImageView host_frame_;          // the host frame of this frame (data null for a device frame)
-    Span uploaded_rows_;            // its rows on the device
+    ImageView host_frame_;                 // the host frame of this frame (data null for a device frame)
+    Span uploaded_rows_;                   // its rows on the device
     Rect level_valid_[kMaxPyramidLevels];  // per level >= 1: the region halved this frame
     Size level_sizes_[kMaxPyramidLevels];
     cudaEvent_t uploaded_ = nullptr;
@@ -376,8 +375,9 @@ void GpuSearch::prepare_levels(const std::vector<SampleItem>& items, const std::
         // A patch wholly outside gives an empty rectangle, which need_region clamps to the
         // border pixels that replication reads (as HostPyramid::level does).
         Rect r = level_region(ls, {it.width, it.height}, lsize);
-        if (i < margins.size()) r = {r.x - margins[i].width, r.y - margins[i].height, r.width + 2 * margins[i].width,
-                                     r.height + 2 * margins[i].height};
+        if (i < margins.size())
+            r = {r.x - margins[i].width, r.y - margins[i].height, r.width + 2 * margins[i].width,
+                 r.height + 2 * margins[i].height};
         need_region(it.level, r);
     }
 }
@@ -450,10 +450,10 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     for (const Twin& t : twins_) {
         const std::size_t a = ps.slot_of_request[t.request], b = ps.slot_of_request[t.twin];
         const SearchRequest& r = requests[t.request];
-        gradient_items_.push_back({sample_items_[a].dst_offset, sample_items_[b].dst_offset, atlas_pitch,
-                                   r.patch.width, r.patch.height});
-        blend_items_.push_back({items[a].map_offset, items[b].map_offset,
-                                static_cast<std::size_t>(items[a].out.area()), r.gradient_weight});
+        gradient_items_.push_back(
+            {sample_items_[a].dst_offset, sample_items_[b].dst_offset, atlas_pitch, r.patch.width, r.patch.height});
+        blend_items_.push_back({items[a].map_offset, items[b].map_offset, static_cast<std::size_t>(items[a].out.area()),
+                                r.gradient_weight});
     }
     std::uint8_t* atlas = atlas_.ensure(atlas_pitch * rows);
     float* maps = ps.maps.ensure(floats);
@@ -475,8 +475,8 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     CORRTRACK_CUDA(cudaEventRecord(correlated_, stream_));
     launch_ranked_peaks(maps, peak_items_, peaks, stream_);
     if (copy_peaks_)
-        CORRTRACK_CUDA(cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
-                                       stream_));
+        CORRTRACK_CUDA(
+            cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost, stream_));
     if (host_maps) {
         CORRTRACK_CUDA(cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, stream_));
         ps.host_maps_valid = true;

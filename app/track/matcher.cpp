@@ -24,7 +24,8 @@ struct Matcher::Gpu {
     void ensure(Size patch, std::size_t map_floats) {
         if (patch.width > patch_capacity.width || patch.height > patch_capacity.height) {
             cudaFree(d_patch);
-            patch_capacity = {std::max(patch.width, patch_capacity.width), std::max(patch.height, patch_capacity.height)};
+            patch_capacity = {std::max(patch.width, patch_capacity.width),
+                              std::max(patch.height, patch_capacity.height)};
             CORRTRACK_CUDA(cudaMallocPitch(&d_patch, &patch_pitch, patch_capacity.width, patch_capacity.height));
         }
         d_map.ensure(map_floats);
@@ -60,8 +61,7 @@ void Matcher::set_template(ImageView templ) {
 MapView Matcher::match(ImageView search, StageTimes* times) {
     NccProblem p = NccProblem::full_frame(search.size(), templ_size_);
     std::string why;
-    if (!kernel_->supports(p, &why))
-        throw std::runtime_error("kernel " + name_ + " cannot run this search: " + why);
+    if (!kernel_->supports(p, &why)) throw std::runtime_error("kernel " + name_ + " cannot run this search: " + why);
     const Size o = p.out_size();
     const std::size_t floats = static_cast<std::size_t>(o.width) * o.height;
     if (!on_gpu_) {
@@ -76,14 +76,14 @@ MapView Matcher::match(ImageView search, StageTimes* times) {
     g.ensure(search.size(), floats);
     g.start.record(g.stream.get());
     CORRTRACK_CUDA(cudaMemcpy2DAsync(g.d_patch, g.patch_pitch, search.data, search.pitch, search.width, search.height,
-                            cudaMemcpyHostToDevice, g.stream.cuda()));
+                                     cudaMemcpyHostToDevice, g.stream.cuda()));
     g.uploaded.record(g.stream.get());
     const ImageView dev{g.d_patch, search.width, search.height, g.patch_pitch, MemorySpace::kDevice};
     kernel_->run(dev, p, {g.d_map.get(), o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
                  g.stream.get());
     g.correlated.record(g.stream.get());
-    CORRTRACK_CUDA(cudaMemcpyAsync(g.h_map.get(), g.d_map.get(), floats * sizeof(float), cudaMemcpyDeviceToHost,
-                                   g.stream.cuda()));
+    CORRTRACK_CUDA(
+        cudaMemcpyAsync(g.h_map.get(), g.d_map.get(), floats * sizeof(float), cudaMemcpyDeviceToHost, g.stream.cuda()));
     g.downloaded.record(g.stream.get());
     g.downloaded.synchronize();
     float upload = 0, correlate = 0;

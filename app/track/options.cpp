@@ -9,9 +9,9 @@ namespace corrtrack {
 
 const char* to_string(UpdatePolicy p) {
     switch (p) {
-        case UpdatePolicy::kNone: return "none";
-        case UpdatePolicy::kKeyframe: return "keyframe";
-        case UpdatePolicy::kBlend: return "blend";
+    case UpdatePolicy::kNone: return "none";
+    case UpdatePolicy::kKeyframe: return "keyframe";
+    case UpdatePolicy::kBlend: return "blend";
     }
     return "?";
 }

@@ -16,11 +16,11 @@ struct TrackerOptions {
     // Search window side = factor x the box's longer side (both axes), plus the motion
     // prediction's uncertainty: thin and fast targets stay inside it.
     double search_factor = 2.5;
-    double window_speed = 0.0;      // the window's margin also grows by this many frames of the
-                                    // target's recent speed (fast targets stay inside it)
-    int max_template_side = 32;     // larger boxes are matched at a reduced scale
-    int min_template_side = 12;     // ... but never so reduced that the shorter side falls
-                                    // below this (thin targets; 0: no floor)
+    double window_speed = 0.0;   // the window's margin also grows by this many frames of the
+                                 // target's recent speed (fast targets stay inside it)
+    int max_template_side = 32;  // larger boxes are matched at a reduced scale
+    int min_template_side = 12;  // ... but never so reduced that the shorter side falls
+                                 // below this (thin targets; 0: no floor)
     UpdatePolicy update = UpdatePolicy::kBlend;
     double blend_rate = 0.08;       // weight of the new appearance in a blend update
     int keyframe_interval = 25;     // frames between keyframe updates and memory snapshots

@@ -12,8 +12,8 @@ void copy_integer(ImageView src, int ox, int oy, Size out, std::uint8_t* dst, st
     for (int v = 0; v < out.height; ++v) {
         const std::uint8_t* row = src.row(clampi(oy + v, 0, src.height - 1));
         std::uint8_t* d = dst + v * pitch;
-        const int first = clampi(-ox, 0, out.width);              // columns left of the frame
-        const int last = clampi(src.width - ox, 0, out.width);    // first column past it
+        const int first = clampi(-ox, 0, out.width);            // columns left of the frame
+        const int last = clampi(src.width - ox, 0, out.width);  // first column past it
         for (int u = 0; u < first; ++u) d[u] = row[0];
         if (last > first) std::copy(row + ox + first, row + ox + last, d + first);
         for (int u = std::max(first, last); u < out.width; ++u) d[u] = row[src.width - 1];

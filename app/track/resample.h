@@ -21,21 +21,21 @@ CORRTRACK_HD std::uint8_t round_to_u8(float v) {
 }
 
 struct ResampleScratch {
-    std::vector<int> bx0, bx1;             // bilinear: per output column, the two source columns
-    std::vector<float> bfx;                // ... and the weight of the second
-    std::vector<float> rows;               // horizontally filtered source rows
-    std::vector<int> col_first, col_count; // per output column: first source column, count
-    std::vector<float> col_weights;        // flattened weights
-    std::vector<int> col_index;            // per output column and tap: the clamped source column
-    std::vector<float> acc;                // one output row's column sums
-    std::vector<int> row_first, row_count; // the same for output rows
+    std::vector<int> bx0, bx1;              // bilinear: per output column, the two source columns
+    std::vector<float> bfx;                 // ... and the weight of the second
+    std::vector<float> rows;                // horizontally filtered source rows
+    std::vector<int> col_first, col_count;  // per output column: first source column, count
+    std::vector<float> col_weights;         // flattened weights
+    std::vector<int> col_index;             // per output column and tap: the clamped source column
+    std::vector<float> acc;                 // one output row's column sums
+    std::vector<int> row_first, row_count;  // the same for output rows
     std::vector<float> row_weights;
 };
 
 // Output pixel (u, v) covers the source rectangle [ox + u*s, ox + (u+1)*s) x
 // [oy + v*s, oy + (v+1)*s) in continuous coordinates, where source pixel i covers [i, i+1).
 // Pixels outside the source repeat its border.
-void sample_patch(ImageView src, double ox, double oy, double scale, Size out_size,
-                  std::uint8_t* out, std::size_t out_pitch, ResampleScratch& scratch);
+void sample_patch(ImageView src, double ox, double oy, double scale, Size out_size, std::uint8_t* out,
+                  std::size_t out_pitch, ResampleScratch& scratch);
 
 }  // namespace corrtrack

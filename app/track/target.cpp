@@ -220,7 +220,8 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
     auto slot_of = [&](const TemplateSlot* t) { return t == &working_ ? 0 : static_cast<int>(t - memory_.data()) + 1; };
     if (has_lead_) {  // the candidate of the last frames, followed closely
         const Size patch = window(o);
-        for (const TemplateSlot* t : templates) add_request(out, slot_of(t), lead_x_, lead_y_, 0, scale_, patch, o.motion_penalty);
+        for (const TemplateSlot* t : templates)
+            add_request(out, slot_of(t), lead_x_, lead_y_, 0, scale_, patch, o.motion_penalty);
     }
     // The whole frame at the current scale, or under a budget one band of it per frame.
     const Size whole{std::max(templ_size_.width, static_cast<int>(frame.width / scale_)),

@@ -71,17 +71,17 @@ private:
     struct Candidate {
         double cx = 0, cy = 0, scale = 1;
         float score = -2, ranked = -2, psr = 0, second = -2;
-        int templ = -1;               // which slot matched (0: working)
+        int templ = -1;  // which slot matched (0: working)
         int step = 0;
-        bool scaled = false;          // searched at a scale other than the current one
+        bool scaled = false;  // searched at a scale other than the current one
         std::size_t request = 0;
-        BoxF region;                  // where the map's origin window lies, for display
+        BoxF region;  // where the map's origin window lies, for display
     };
-    struct Planned {                  // what a request of this frame searched
+    struct Planned {  // what a request of this frame searched
         int templ = 0;
-        int step = 0;                 // scale = current scale x scale_step^step
+        int step = 0;  // scale = current scale x scale_step^step
         bool scaled = false;
-        bool scale_check = false;     // the first template, matched for the scale pick only
+        bool scale_check = false;  // the first template, matched for the scale pick only
         SearchRequest req;
     };
 
@@ -95,48 +95,48 @@ private:
 
     TargetId id_;
     Size templ_size_;
-    double scale_ = 1;                // frame pixels per template pixel
+    double scale_ = 1;  // frame pixels per template pixel
     double min_scale_ = 0, max_scale_ = 0;
     double cx_ = 0, cy_ = 0, vx_ = 0, vy_ = 0;
-    double speed_ = 0;                // running mean of the displacement per frame (pixels)
+    double speed_ = 0;  // running mean of the displacement per frame (pixels)
     bool lost_ = false;
     long frames_ = 0;
     BoxF box_;
     TrackResult result_;
 
-    TemplateSlot working_;            // what is matched at every scale, learnt by blending
-    TemplateSlot first_;              // the first frame's template (scale_anchor)
+    TemplateSlot working_;  // what is matched at every scale, learnt by blending
+    TemplateSlot first_;    // the first frame's template (scale_anchor)
     float scale_anchor_ = 0;
-    std::vector<float> appearance_;   // its running blend, before quantisation
-    std::vector<float> initial_;      // the first frame's appearance (anchor)
+    std::vector<float> appearance_;  // its running blend, before quantisation
+    std::vector<float> initial_;     // the first frame's appearance (anchor)
     float anchor_ = 0;
-    float gradient_ = 0;              // weight of the gradient channel (0: off)
+    float gradient_ = 0;  // weight of the gradient channel (0: off)
     std::vector<std::uint8_t> blended_;
     std::vector<TemplateSlot> memory_;  // [0] the first template, then confident keyframes
-    std::size_t next_keyframe_ = 1;   // memory slot the next keyframe replaces
+    std::size_t next_keyframe_ = 1;     // memory slot the next keyframe replaces
 
     // This frame.
     std::vector<Planned> planned_;
-    std::size_t planned_first_ = 0;   // planned_[0]'s index among the pass's requests
-    Candidate best_;                  // best tracking candidate
-    Candidate short_, long_;          // best of the working template, of the memory
-    std::vector<float> step_ranked_;  // the working template's best ranked NCC per scale step
-    std::vector<float> first_ranked_;  // ... and the first template's (scale_anchor)
+    std::size_t planned_first_ = 0;     // planned_[0]'s index among the pass's requests
+    Candidate best_;                    // best tracking candidate
+    Candidate short_, long_;            // best of the working template, of the memory
+    std::vector<float> step_ranked_;    // the working template's best ranked NCC per scale step
+    std::vector<float> first_ranked_;   // ... and the first template's (scale_anchor)
     std::vector<Candidate> step_best_;  // the working template's candidate per scale step
-    Candidate redetected_;            // best re-detection candidate
-    bool weak_ = false;               // the local match is not sure enough to follow
+    Candidate redetected_;              // best re-detection candidate
+    bool weak_ = false;                 // the local match is not sure enough to follow
     bool redetect_ = false;
     int chosen_pass_ = -1;
     std::size_t chosen_request_ = 0;
     BoxF chosen_region_;
-    bool update_due_ = false;         // the next update patch is blended into the template
-    bool snapshot_due_ = false;       // the next update patch becomes a keyframe
+    bool update_due_ = false;    // the next update patch is blended into the template
+    bool snapshot_due_ = false;  // the next update patch becomes a keyframe
 
     // Re-detection: a candidate must hold for a few frames before tracking resumes.
     bool has_lead_ = false;
     double lead_x_ = 0, lead_y_ = 0;
     int lead_count_ = 0;
-    int sweep_ = 0;                   // next part of the frame searched under a budget
+    int sweep_ = 0;  // next part of the frame searched under a budget
 };
 
 }  // namespace corrtrack

@@ -42,11 +42,11 @@ struct MultiTracker::Impl {
     // Reused per frame.
     std::vector<SearchRequest> requests;
     std::vector<RankedPeak> hits;
-    std::vector<std::size_t> first;          // per target: its first request in the pass
+    std::vector<std::size_t> first;  // per target: its first request in the pass
     std::vector<SearchRequest> samples;
-    std::vector<TargetId> sample_owner;      // whose patch samples[i] is (applied next frame)
+    std::vector<TargetId> sample_owner;  // whose patch samples[i] is (applied next frame)
     bool samples_pending = false;
-    int launches = 0;  // correlation launches of the last update
+    int launches = 0;    // correlation launches of the last update
     long positions = 0;  // map positions searched by the last update
 
     Target* find(TargetId id) const {

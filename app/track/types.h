@@ -27,7 +27,7 @@ struct TrackResult {
     float score = 0;                // NCC at the peak
     float confidence = 0;           // peak-to-sidelobe ratio of the chosen map
     bool lost = false;
-    bool redetected = false;        // this frame searched the whole frame (or a budgeted part)
+    bool redetected = false;  // this frame searched the whole frame (or a budgeted part)
     StageTimes times;
 };
 

@@ -51,9 +51,7 @@ std::mutex& fftw_planner_mutex() {
 
 void init_fftw_threads() {
     static std::once_flag once;
-    std::call_once(once, [] {
-        fftw_init_threads();
-    });
+    std::call_once(once, [] { fftw_init_threads(); });
 }
 
 int next_fast_length(int n) {
@@ -195,9 +193,7 @@ FftNumerator::~FftNumerator() = default;
 std::size_t FftNumerator::cached_plans() { return plan_cache().size(); }
 std::size_t FftNumerator::plans_created() { return plan_cache().created(); }
 
-Size FftNumerator::padded_size(Size image) {
-    return {next_fast_length(image.width), next_fast_length(image.height)};
-}
+Size FftNumerator::padded_size(Size image) { return {next_fast_length(image.width), next_fast_length(image.height)}; }
 
 void FftNumerator::set_template(ImageView templ) {
     templ_size_ = templ.size();
@@ -226,8 +222,9 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
         fftw_complex* image_spectrum;
         fftw_complex* templ_spectrum;
         fftw_plan forward, inverse;
-    } p{plan_->padded, plan_->padded.width / 2 + 1, scratch.real, scratch.spectrum, templ_spectrum_->spectrum,
-        plan_->forward, plan_->inverse};
+    } p{plan_->padded,    plan_->padded.width / 2 + 1, scratch.real,
+        scratch.spectrum, templ_spectrum_->spectrum,   plan_->forward,
+        plan_->inverse};
     const int pw = p.padded.width, ph = p.padded.height;
 
     auto load_padded = [&](const std::uint8_t* src, std::size_t pitch, int w, int h) {
@@ -255,16 +252,16 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
     const int oh = image.height - templ_size_.height + 1;
     for (int y = 0; y < oh; ++y)
         for (int x = 0; x < ow; ++x)
-            out[static_cast<std::size_t>(y) * out_pitch + x] = static_cast<std::uint32_t>(
-                std::llround(p.real[static_cast<std::size_t>(y) * pw + x] * scale));
+            out[static_cast<std::size_t>(y) * out_pitch + x] =
+                static_cast<std::uint32_t>(std::llround(p.real[static_cast<std::size_t>(y) * pw + x] * scale));
 }
 
 bool cpu_fast_prefers_fft(Size image, Size templ) {
     // Cost model fitted to timings on a 2-core x86-64 VM (notes/PERF.md, 2026-11-29): the direct
     // numerator costs ~0.06 ns per multiply-accumulate (AVX2, rows split over the cores), the
     // FFT path ~0.75 ns x log2(points) per padded point (two real transforms + product).
-    const double macs = static_cast<double>(image.width - templ.width + 1) *
-                        (image.height - templ.height + 1) * templ.width * templ.height;
+    const double macs = static_cast<double>(image.width - templ.width + 1) * (image.height - templ.height + 1) *
+                        templ.width * templ.height;
     const Size padded = FftNumerator::padded_size(image);
     const double n = static_cast<double>(padded.width) * padded.height;
     return 12.5 * n * std::log2(std::max(n, 2.0)) < macs;
@@ -308,8 +305,8 @@ public:
         if (use_fft) prepare_fft(roi_size, p);
         for (int k = 0; k < p.templates; ++k) {
             const ImageView roi = frame.sub(p.roi_of(k));
-            const ImageView t{&templ_[static_cast<std::size_t>(k) * tw * th], tw, th,
-                              static_cast<std::size_t>(tw), MemorySpace::kHost};
+            const ImageView t{&templ_[static_cast<std::size_t>(k) * tw * th], tw, th, static_cast<std::size_t>(tw),
+                              MemorySpace::kHost};
             if (use_fft) {
                 // Templates past the cached slots share the last one and redo its spectrum.
                 const std::size_t slot = std::min<std::size_t>(k, fft_.size() - 1);
@@ -324,14 +321,14 @@ public:
             }
             const TemplateStats ts = template_stats(t);
             const int y0 = k * step;
-#pragma omp parallel for schedule(static) if (static_cast<double>(o.width) * o.height > kParallelPositions)
+#pragma omp parallel for schedule(static) if (static_cast <double>(o.width) * o.height > kParallelPositions)
             for (int y = 0; y < o.height; ++y) {
                 float* dst = out.row(k * o.height + y);
                 const std::uint32_t* sit = &numerator_[static_cast<std::size_t>(y) * o.width];
                 for (int x = 0; x < o.width; ++x)
                     dst[x] = ncc_from_sums(ts.n, static_cast<std::int64_t>(integral_.sum(x, y0 + y, tw, th)),
-                                           static_cast<std::int64_t>(integral_.sum_sq(x, y0 + y, tw, th)),
-                                           sit[x], ts.sum, ts.sum_sq);
+                                           static_cast<std::int64_t>(integral_.sum_sq(x, y0 + y, tw, th)), sit[x],
+                                           ts.sum, ts.sum_sq);
             }
         }
     }
@@ -347,8 +344,8 @@ private:
         const Size padded = FftNumerator::padded_size(roi);
         const double bytes = static_cast<double>(padded.width) * padded.height * sizeof(double) +
                              2.0 * (padded.width / 2 + 1) * padded.height * 2 * sizeof(double);
-        const std::size_t slots = static_cast<std::size_t>(
-            std::clamp(kFftCacheBytes / bytes, 1.0, static_cast<double>(p.templates)));
+        const std::size_t slots =
+            static_cast<std::size_t>(std::clamp(kFftCacheBytes / bytes, 1.0, static_cast<double>(p.templates)));
         while (fft_.size() < slots) {
             fft_.push_back(std::make_unique<FftNumerator>());
             fft_ready_.push_back(false);
@@ -358,8 +355,7 @@ private:
 
     static constexpr double kFftCacheBytes = 256.0 * 1024 * 1024;
 
-    KernelInfo info_{"cpu_fast", Device::kCpu,
-                     "integral-image window sums + direct or FFTW numerator, all cores"};
+    KernelInfo info_{"cpu_fast", Device::kCpu, "integral-image window sums + direct or FFTW numerator, all cores"};
     std::vector<std::uint8_t> templ_;
     std::vector<std::unique_ptr<FftNumerator>> fft_;
     std::vector<bool> fft_ready_;  // fft_[i] holds template fft_index_[i]'s spectrum

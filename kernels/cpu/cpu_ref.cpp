@@ -52,8 +52,7 @@ public:
     }
 
 private:
-    KernelInfo info_{"cpu_ref", Device::kCpu,
-                     "brute-force exact sums per window, double combine: the oracle"};
+    KernelInfo info_{"cpu_ref", Device::kCpu, "brute-force exact sums per window, double combine: the oracle"};
     Size templ_size_;
     std::vector<std::uint8_t> templ_;
 };

@@ -25,11 +25,11 @@
 namespace corrtrack {
 namespace {
 
-constexpr float kQuickMs = 2.0f;   // runs faster than this are timed kMoreRunsQuick more times
-constexpr float kSlowMs = 20.0f;   // up to this, kMoreRunsSlow; beyond, the one timed run stands
+constexpr float kQuickMs = 2.0f;  // runs faster than this are timed kMoreRunsQuick more times
+constexpr float kSlowMs = 20.0f;  // up to this, kMoreRunsSlow; beyond, the one timed run stands
 constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
-constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
+constexpr float kHopeless = 4.0f;       // a first run this many times the best so far is not repeated
 constexpr std::size_t kMaxShapes = 64;  // remembered winners
 // Problems under this many multiply-adds (a 1080p frame with a 32x32 template) go to
 // kSmallKernel untimed. A timing round (every kernel's first launch, FFT plans, workspaces)
@@ -120,9 +120,7 @@ WinnerCache& winner_cache() {
     return cache;
 }
 
-bool is_candidate(const KernelEntry& e) {
-    return e.device == Device::kCuda && std::string_view(e.name) != "auto";
-}
+bool is_candidate(const KernelEntry& e) { return e.device == Device::kCuda && std::string_view(e.name) != "auto"; }
 
 std::vector<const KernelEntry*> candidates() {
     std::vector<const KernelEntry*> list;
@@ -250,8 +248,7 @@ private:
 
     void sync_template(Instance& inst, Stream stream) {
         if (inst.templ_generation == templ_generation_) return;
-        const ImageView view{templ_.data(), templ_w_, templ_h_, static_cast<std::size_t>(templ_w_),
-                             MemorySpace::kHost};
+        const ImageView view{templ_.data(), templ_w_, templ_h_, static_cast<std::size_t>(templ_w_), MemorySpace::kHost};
         inst.corr->set_template(view, stream);
         inst.templ_generation = templ_generation_;
     }
@@ -324,8 +321,7 @@ private:
         if (times.empty())
             throw std::runtime_error("auto: no CUDA kernel could run this problem" +
                                      (failures.empty() ? std::string() : " (" + failures + ")"));
-        std::stable_sort(times.begin(), times.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::stable_sort(times.begin(), times.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         const std::string winner = times.front().second;
         winner_cache().store(key_of(p), winner);
 

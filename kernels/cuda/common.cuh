@@ -54,8 +54,8 @@ public:
         } else {
             // A template cut from a device frame: copy on the caller's stream, after whatever
             // wrote it there, and wait for it (the exact statistics are computed on the host).
-            CORRTRACK_CUDA(cudaMemcpy2DAsync(staging_, templ.width, templ.data, templ.pitch, templ.width,
-                                             templ.height, cudaMemcpyDeviceToHost, as_cuda(stream)));
+            CORRTRACK_CUDA(cudaMemcpy2DAsync(staging_, templ.width, templ.data, templ.pitch, templ.width, templ.height,
+                                             cudaMemcpyDeviceToHost, as_cuda(stream)));
             CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(stream)));
         }
         host_.assign(staging_, staging_ + bytes);

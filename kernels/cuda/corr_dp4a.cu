@@ -50,9 +50,8 @@ std::size_t tile_bytes(int twords, int th) {
 // within w[0] when C is 1 or 2. `mask` keeps the window bytes that lie inside the template: the
 // template word is zero-padded, so SumIT would be right without it, but SumI and SumISq would not.
 template <int C, int NW>
-__device__ __forceinline__ void accumulate(const std::uint32_t (&w)[NW], std::uint32_t t,
-                                           std::uint32_t mask, unsigned shift, unsigned (&si)[C],
-                                           unsigned (&sii)[C], unsigned (&sit)[C]) {
+__device__ __forceinline__ void accumulate(const std::uint32_t (&w)[NW], std::uint32_t t, std::uint32_t mask,
+                                           unsigned shift, unsigned (&si)[C], unsigned (&sii)[C], unsigned (&sit)[C]) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         std::uint32_t v;
@@ -98,8 +97,8 @@ constexpr int min_blocks() {
 // kernel cost 4% at 1080p / 64x64 on the H200 (478-481 us -> 498-501 us, same machine).
 template <int C, bool kBatch>
 static __global__ void __launch_bounds__(kThreads, min_blocks<C, kBatch>())
-    corr_dp4a_kernel(NccArgs a, const std::uint32_t* __restrict__ templ,
-                     const TemplatePrefix* __restrict__ prefix, int twords, int row_words) {
+    corr_dp4a_kernel(NccArgs a, const std::uint32_t* __restrict__ templ, const TemplatePrefix* __restrict__ prefix,
+                     int twords, int row_words) {
     static_assert(C == 1 || C == 2 || C % 4 == 0, "columns per thread: 1, 2 or a multiple of 4");
     constexpr int kNW = window_words<C>();
     extern __shared__ std::uint32_t tile[];
@@ -107,8 +106,13 @@ static __global__ void __launch_bounds__(kThreads, min_blocks<C, kBatch>())
     const int ox0 = blockIdx.x * (kBlockX * C);
     const int oy0 = blockIdx.y * kBlockY;
     // Rows of template k's roi: [roi_y + k * roi_step, + roi_h), inside the frame (validated).
-    const TileSource src{a.frame, a.frame_pitch, a.frame_width, a.roi_x + ox0, a.roi_y + (kBatch ? k * a.roi_step : 0) + oy0,
-                         min(kBlockX * C + a.tw - 1, a.roi_w - ox0), min(kBlockY + a.th - 1, a.roi_h - oy0)};
+    const TileSource src{a.frame,
+                         a.frame_pitch,
+                         a.frame_width,
+                         a.roi_x + ox0,
+                         a.roi_y + (kBatch ? k * a.roi_step : 0) + oy0,
+                         min(kBlockX * C + a.tw - 1, a.roi_w - ox0),
+                         min(kBlockY + a.th - 1, a.roi_h - oy0)};
     direct::stage_tile_words(src, tile, row_words);
     __syncthreads();
 
@@ -159,8 +163,8 @@ static void launch_corr_dp4a(const NccArgs& a, const std::uint32_t* templ, const
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid((a.out_w + kBlockX * C - 1) / (kBlockX * C), (a.out_h + kBlockY - 1) / kBlockY,
                     kBatch ? a.templates : 1);
-    corr_dp4a_kernel<C, kBatch><<<grid, block, tile_bytes<C>(twords, a.th), stream>>>(a, templ, prefix, twords,
-                                                                                     tile_words<C>(twords));
+    corr_dp4a_kernel<C, kBatch>
+        <<<grid, block, tile_bytes<C>(twords, a.th), stream>>>(a, templ, prefix, twords, tile_words<C>(twords));
     CORRTRACK_CUDA_LAUNCHED();
 }
 
@@ -185,10 +189,10 @@ public:
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
         const NccArgs a = check_.args(*this, upload_, frame, p, out);
         switch (columns_) {
-            case 1: return run_columns<1>(a, frame, p, out, stream);
-            case 2: return run_columns<2>(a, frame, p, out, stream);
-            case 4: return run_columns<4>(a, frame, p, out, stream);
-            default: return run_columns<8>(a, frame, p, out, stream);
+        case 1: return run_columns<1>(a, frame, p, out, stream);
+        case 2: return run_columns<2>(a, frame, p, out, stream);
+        case 4: return run_columns<4>(a, frame, p, out, stream);
+        default: return run_columns<8>(a, frame, p, out, stream);
         }
     }
 
@@ -240,10 +244,9 @@ std::unique_ptr<Correlator> make_cuda_dp4a_ilp() {
 
 std::unique_ptr<Correlator> make_cuda_dp4a_ilp_columns(int columns) {
     if (columns != 2 && columns != 4 && columns != 8) return nullptr;
-    return std::make_unique<CudaDp4a>(
-        KernelInfo{"cuda_dp4a_ilp_c" + std::to_string(columns), Device::kCuda,
-                   "DP4A, " + std::to_string(columns) + " output columns per thread"},
-        columns);
+    return std::make_unique<CudaDp4a>(KernelInfo{"cuda_dp4a_ilp_c" + std::to_string(columns), Device::kCuda,
+                                                 "DP4A, " + std::to_string(columns) + " output columns per thread"},
+                                      columns);
 }
 
 }  // namespace corrtrack

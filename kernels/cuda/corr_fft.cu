@@ -37,14 +37,14 @@ namespace {
 constexpr int kPadWidth = 32;
 constexpr int kPadRows = 8;
 constexpr int kProductThreads = 256;
-constexpr int kMinFftSide = 8;   // keeps degenerate 1-pixel sides away from cuFFT
+constexpr int kMinFftSide = 8;        // keeps degenerate 1-pixel sides away from cuFFT
 constexpr std::size_t kMaxPlans = 4;  // padded shapes kept (a tracker's roi changes at edges)
 
 // Zero-padded copy of a w x h uint8 image into a pw x ph double buffer (row pitch pw); image
 // k = blockIdx.z starts src_stride bytes after image k - 1 and lands pw * ph doubles after it.
-static __global__ void __launch_bounds__(kPadWidth * kPadRows)
-pad_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, std::size_t src_stride, int w, int h,
-           double* __restrict__ dst, int pw, int ph) {
+static __global__ void __launch_bounds__(kPadWidth* kPadRows)
+    pad_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, std::size_t src_stride, int w, int h,
+               double* __restrict__ dst, int pw, int ph) {
     const int x = blockIdx.x * kPadWidth + threadIdx.x;
     const int y = blockIdx.y * kPadRows + threadIdx.y;
     if (x >= pw || y >= ph) return;
@@ -58,8 +58,8 @@ pad_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, std::size_t 
 // sum_i I(x + i) T(i). image_k is image + k * image_stride (0: one image for every template);
 // out may be image (in place: each element is read, then written, by the same thread).
 static __global__ void __launch_bounds__(kProductThreads)
-conj_product_kernel(cufftDoubleComplex* out, const cufftDoubleComplex* image, std::size_t image_stride,
-                    const cufftDoubleComplex* __restrict__ templ, std::size_t count) {
+    conj_product_kernel(cufftDoubleComplex* out, const cufftDoubleComplex* image, std::size_t image_stride,
+                        const cufftDoubleComplex* __restrict__ templ, std::size_t count) {
     const std::size_t k = blockIdx.y;
     out += k * count;
     image += k * image_stride;
@@ -74,20 +74,20 @@ conj_product_kernel(cufftDoubleComplex* out, const cufftDoubleComplex* image, st
 
 int div_up(int a, int b) { return (a + b - 1) / b; }
 
-static void launch_pad(const std::uint8_t* src, std::size_t pitch, std::size_t src_stride, int w, int h,
-                       int images, double* dst, Size padded, cudaStream_t stream) {
+static void launch_pad(const std::uint8_t* src, std::size_t pitch, std::size_t src_stride, int w, int h, int images,
+                       double* dst, Size padded, cudaStream_t stream) {
     const dim3 grid(div_up(padded.width, kPadWidth), div_up(padded.height, kPadRows), images);
     pad_kernel<<<grid, dim3(kPadWidth, kPadRows), 0, stream>>>(src, pitch, src_stride, w, h, dst, padded.width,
-                                                                padded.height);
+                                                               padded.height);
     CORRTRACK_CUDA_LAUNCHED();
 }
 
 static void launch_conj_product(cufftDoubleComplex* out, const cufftDoubleComplex* image, std::size_t image_stride,
                                 const cufftDoubleComplex* templ, std::size_t count, int templates, int sm_count,
                                 cudaStream_t stream) {
-    const std::size_t blocks = std::max<std::size_t>(
-        1, std::min<std::size_t>((count + kProductThreads - 1) / kProductThreads,
-                                 static_cast<std::size_t>(sm_count) * 16 / templates));
+    const std::size_t blocks =
+        std::max<std::size_t>(1, std::min<std::size_t>((count + kProductThreads - 1) / kProductThreads,
+                                                       static_cast<std::size_t>(sm_count) * 16 / templates));
     conj_product_kernel<<<dim3(static_cast<unsigned>(blocks), templates), kProductThreads, 0, stream>>>(
         out, image, image_stride, templ, count);
     CORRTRACK_CUDA_LAUNCHED();
@@ -232,8 +232,8 @@ private:
         plan->last_use = clock_;
         std::size_t bytes = make_plan(&plan->forward, &plan->have_forward, padded, CUFFT_D2Z, 1);
         if (templates > 1)
-            bytes = std::max(bytes, make_plan(&plan->forward_batch, &plan->have_forward_batch, padded, CUFFT_D2Z,
-                                              templates));
+            bytes = std::max(bytes,
+                             make_plan(&plan->forward_batch, &plan->have_forward_batch, padded, CUFFT_D2Z, templates));
         bytes = std::max(bytes, make_plan(&plan->inverse, &plan->have_inverse, padded, CUFFT_Z2D, templates));
         work_.ensure(std::max<std::size_t>(bytes, 1));
         plan->templ_spectrum.ensure(static_cast<std::size_t>(padded.width / 2 + 1) * padded.height * templates);
@@ -248,10 +248,10 @@ private:
     GpuIntegral integral_;
     std::vector<std::unique_ptr<FftPlan>> plans_;
     std::uint64_t clock_ = 0;
-    DeviceBuffer<double> real_;                       // one padded map per template
-    DeviceBuffer<cufftDoubleComplex> spectrum_;       // one spectrum per template
-    DeviceBuffer<cufftDoubleComplex> frame_spectrum_; // the shared roi's spectrum (batch, step 0)
-    DeviceBuffer<TemplatePrefix> prefix_;             // the stack's statistics (batches)
+    DeviceBuffer<double> real_;                        // one padded map per template
+    DeviceBuffer<cufftDoubleComplex> spectrum_;        // one spectrum per template
+    DeviceBuffer<cufftDoubleComplex> frame_spectrum_;  // the shared roi's spectrum (batch, step 0)
+    DeviceBuffer<TemplatePrefix> prefix_;              // the stack's statistics (batches)
     std::uint64_t prefix_generation_ = 0;
     DeviceBuffer<std::uint8_t> work_;  // shared by every plan: they all run on one stream in turn
     int sm_count_ = 0;

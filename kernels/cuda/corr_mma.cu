@@ -150,9 +150,8 @@ CORRTRACK_HD void stage_tile(const Ops& ops, const MmaArgs& a, std::uint8_t* til
 // in the slot that held row wR + j - 1, then acc[i] += A(row wR + j + i) * B_j for every i.
 // Slot indices are compile-time constants once u is (the callers unroll over u).
 template <int R, bool A32, class Ops>
-__host__ __device__ __forceinline__ void mma_step(const Ops& ops, int (&acc)[R][4], std::uint32_t (&frag)[R][4],
-                                                  int u, const std::uint8_t* abase, int pitch, const uint2* bbase,
-                                                  int j) {
+__host__ __device__ __forceinline__ void mma_step(const Ops& ops, int (&acc)[R][4], std::uint32_t (&frag)[R][4], int u,
+                                                  const std::uint8_t* abase, int pitch, const uint2* bbase, int j) {
     load_a<A32>(ops, abase + (j + R - 1) * pitch, frag[(u + R - 1) % R]);
     const uint2 bf = ops.b_fragment(bbase + j * kWarp);
 #pragma unroll
@@ -253,9 +252,7 @@ struct DeviceOps {
     // 8-byte load whose register pair is not the mma's quad order).
     __device__ __forceinline__ std::uint32_t smem_u32(const std::uint8_t* p) const {
         std::uint32_t v;
-        asm volatile("ld.shared.b32 %0, [%1];\n"
-                     : "=r"(v)
-                     : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
         return v;
     }
     __device__ __forceinline__ uint2 b_fragment(const uint2* p) const { return __ldg(p); }
@@ -338,8 +335,7 @@ static __global__ void __launch_bounds__(Cfg::kThreads) corr_mma_kernel(MmaArgs 
 #endif
 }
 
-static void launch_pack_b(const std::uint8_t* templ, int tw, int th, int kblocks, uint2* bfrag,
-                          cudaStream_t stream) {
+static void launch_pack_b(const std::uint8_t* templ, int tw, int th, int kblocks, uint2* bfrag, cudaStream_t stream) {
     const int n = kblocks * th * kWarp;
     pack_b_kernel<<<div_up(n, 256), 256, 0, stream>>>(templ, tw, th, kblocks, bfrag);
     CORRTRACK_CUDA_LAUNCHED();
@@ -400,9 +396,19 @@ protected:
     MmaArgs args(ImageView frame, const NccProblem& p) const {
         const Size o = p.out_size();
         const int th = p.templ.height;
-        return MmaArgs{frame.data,   frame.pitch,  p.roi.x, p.roi.y,      p.roi.width,
-                       p.roi.height, th,           kblocks_, tile_pitch(kblocks_),
-                       tile_rows(shape_.rows, th, shape_.warps), bfrag_.get(), o.width, o.height};
+        return MmaArgs{frame.data,
+                       frame.pitch,
+                       p.roi.x,
+                       p.roi.y,
+                       p.roi.width,
+                       p.roi.height,
+                       th,
+                       kblocks_,
+                       tile_pitch(kblocks_),
+                       tile_rows(shape_.rows, th, shape_.warps),
+                       bfrag_.get(),
+                       o.width,
+                       o.height};
     }
     DeviceOps ops(const NccProblem& p, MapView out) const {
         return DeviceOps{integral_.tables(), upload_.stats(), out.data, out.pitch, p.templ.width, p.templ.height};
@@ -412,8 +418,8 @@ protected:
     template <class Cfg, class DOps>
     void launch(const MmaArgs& a, const DOps& o, std::size_t smem, cudaStream_t s) {
         if (smem > kDefaultSmem && !smem_raised_) {
-            CORRTRACK_CUDA(cudaFuncSetAttribute(corr_mma_kernel<Cfg, DOps>,
-                                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin_));
+            CORRTRACK_CUDA(cudaFuncSetAttribute(corr_mma_kernel<Cfg, DOps>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                smem_optin_));
             smem_raised_ = true;
         }
         const dim3 grid(div_up(a.out_w, kTileOutputs), div_up(a.out_h, Cfg::W * Cfg::R));
@@ -475,8 +481,8 @@ public:
         DeviceOpsSit d{ops(p, out), sit, static_cast<std::size_t>(o.width)};
         launch<Cfg>(args(frame, p), d, tile_bytes(Cfg::R, p.templ.width, p.templ.height, Cfg::W), s);
         CORRTRACK_CUDA(cudaStreamWaitEvent(s, join_, 0));
-        launch_ncc_finish(sit, static_cast<std::size_t>(o.width), integral_.tables(), p.templ, upload_.stats(), out,
-                          o, s);
+        launch_ncc_finish(sit, static_cast<std::size_t>(o.width), integral_.tables(), p.templ, upload_.stats(), out, o,
+                          s);
     }
 
 private:
@@ -519,8 +525,9 @@ bool cuda_mma_available() {
 }
 
 std::unique_ptr<Correlator> make_cuda_mma() {
-    return make_mma<CfgR4W8A32>("cuda_mma", "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, "
-                                            "4 rows x 8 warps per block, 4-byte A loads, fused NCC");
+    return make_mma<CfgR4W8A32>("cuda_mma",
+                                "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, "
+                                "4 rows x 8 warps per block, 4-byte A loads, fused NCC");
 }
 
 std::unique_ptr<Correlator> make_cuda_mma_rows(int rows_per_warp) {
@@ -537,7 +544,8 @@ std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag) {
     const std::string base = "int8 tensor cores (mma.sync m16n8k32 u8), ";
     if (tag == "a32") return make_mma<CfgA32>(name, base + "A fragments as 4-byte shared loads");
     if (tag == "a32e") return make_mma<CfgA32e>(name, base + "4-byte A loads, epilogue loads 4 outputs' corners first");
-    if (tag == "a32e2") return make_mma<CfgA32e2>(name, base + "4-byte A loads, epilogue loads 2 outputs' corners first");
+    if (tag == "a32e2")
+        return make_mma<CfgA32e2>(name, base + "4-byte A loads, epilogue loads 2 outputs' corners first");
     if (tag == "r4a32") return make_mma<CfgR4A32>(name, base + "4 rows per warp, 4-byte A loads");
     if (tag == "a32_split")
         return make_mma<CfgA32Split>(name, base + "4-byte A loads, SIT map + finish, integral on a second stream");

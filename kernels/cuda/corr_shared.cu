@@ -38,8 +38,13 @@ static __global__ void __launch_bounds__(kThreads)
     std::uint8_t* tile = reinterpret_cast<std::uint8_t*>(smem_u4);
     const int ox0 = blockIdx.x * kTileW;
     const int oy0 = blockIdx.y * kTileH;
-    const TileSource src{a.frame, a.frame_pitch, a.frame_width, a.roi_x + ox0, a.roi_y + oy0,
-                         min(kTileW + a.tw - 1, a.roi_w - ox0), min(kTileH + a.th - 1, a.roi_h - oy0)};
+    const TileSource src{a.frame,
+                         a.frame_pitch,
+                         a.frame_width,
+                         a.roi_x + ox0,
+                         a.roi_y + oy0,
+                         min(kTileW + a.tw - 1, a.roi_w - ox0),
+                         min(kTileH + a.th - 1, a.roi_h - oy0)};
     const int phase = static_cast<int>(reinterpret_cast<std::uintptr_t>(a.frame + src.x0) & (V - 1));
     direct::stage_tile_aligned<V>(src, tile, pitch, phase);
     __syncthreads();
@@ -87,9 +92,7 @@ class CudaShared final : public Correlator {
 public:
     CudaShared(KernelInfo info, int max_load) : info_(std::move(info)), max_load_(max_load) {}
     const KernelInfo& info() const override { return info_; }
-    bool supports(const NccProblem& p, std::string* why) const override {
-        return direct::ncc_direct_supports(p, why);
-    }
+    bool supports(const NccProblem& p, std::string* why) const override { return direct::ncc_direct_supports(p, why); }
     void set_template(ImageView templ, Stream stream) override {
         upload_.set(templ, templ.height, stream);
         fallback_.template_changed();
@@ -100,7 +103,7 @@ public:
         // the load width. Otherwise narrower loads (the frame base's alignment does not matter,
         // the phase absorbs it).
         const Variant k = max_load_ >= 16 && frame.pitch % 16 == 0 ? variant<16>()
-                          : frame.pitch % 4 == 0                  ? variant<4>()
+                          : frame.pitch % 4 == 0                   ? variant<4>()
                                                                    : variant<1>();
         if (!smem_.allow(k.kernel, tile_bytes(k.v, a.tw, a.th))) {
             fallback_.run(upload_, frame, p, out, stream);
@@ -122,16 +125,13 @@ private:
 
 std::unique_ptr<Correlator> make_cuda_shared() {
     return std::make_unique<CudaShared>(
-        KernelInfo{"cuda_shared", Device::kCuda,
-                   "shared-memory tile + overfetch, 4-byte loads (Handbook corrShared)"},
+        KernelInfo{"cuda_shared", Device::kCuda, "shared-memory tile + overfetch, 4-byte loads (Handbook corrShared)"},
         4);
 }
 
 std::unique_ptr<Correlator> make_cuda_shared_u4() {
     return std::make_unique<CudaShared>(
-        KernelInfo{"cuda_shared_u4", Device::kCuda,
-                   "shared-memory tile + overfetch, 16-byte uint4 loads"},
-        16);
+        KernelInfo{"cuda_shared_u4", Device::kCuda, "shared-memory tile + overfetch, 16-byte uint4 loads"}, 16);
 }
 
 }  // namespace corrtrack

@@ -16,12 +16,12 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarp = 32;
-constexpr int kShuffleWarps = 8;       // warps (output rows) per block: cuda_shuffle, split
-constexpr int kGroupedWarps = 4;       // warps per block: cuda_shuffle_grouped
-constexpr int kGroupedImageRows = 4;   // image rows a warp holds in registers at once
-constexpr int kOverlapWarps = 8;       // warps (output positions) per block: warp-per-overlap
-constexpr int kSplitMinRows = 4;       // template rows per split worker, at least
-constexpr int kSplitWarpsPerSm = 32;   // split until the grid has about this many warps per SM
+constexpr int kShuffleWarps = 8;      // warps (output rows) per block: cuda_shuffle, split
+constexpr int kGroupedWarps = 4;      // warps per block: cuda_shuffle_grouped
+constexpr int kGroupedImageRows = 4;  // image rows a warp holds in registers at once
+constexpr int kOverlapWarps = 8;      // warps (output positions) per block: warp-per-overlap
+constexpr int kSplitMinRows = 4;      // template rows per split worker, at least
+constexpr int kSplitWarpsPerSm = 32;  // split until the grid has about this many warps per SM
 
 // A valid-mode problem as the kernels see it: the roi in the frame, the packed template and
 // the output size. Every image read is a column < roi_w of a row < roi_h, so inside the frame.
@@ -42,8 +42,8 @@ __device__ __forceinline__ std::uint32_t load_pixel(const std::uint8_t* row, int
 // One step of the paper's warp_shuffle_impl. Lane l holds image pixels l (bottom) and l + 32
 // (top) of a 64-pixel window; template pixel k is broadcast from lane k; then the window moves
 // one pixel: bottom shifts down a lane, lane 31 taking lane 0's top, and top shifts down.
-__device__ __forceinline__ void shuffle_step(std::uint32_t& sum, std::uint32_t& bottom,
-                                             std::uint32_t& top, std::uint32_t t, int k, int lane) {
+__device__ __forceinline__ void shuffle_step(std::uint32_t& sum, std::uint32_t& bottom, std::uint32_t& top,
+                                             std::uint32_t t, int k, int lane) {
     sum += bottom * __shfl_sync(kFullMask, t, k);
     const std::uint32_t send = lane == 0 ? top : bottom;
     bottom = __shfl_sync(kFullMask, send, (lane + 1) & (kWarp - 1));
@@ -52,8 +52,7 @@ __device__ __forceinline__ void shuffle_step(std::uint32_t& sum, std::uint32_t& 
 
 // SIT over template rows [j_begin, j_end) for output (x0 + lane, y); all 32 lanes take part
 // whatever their x (their pixels feed their neighbours).
-__device__ __forceinline__ std::uint32_t shuffle_rows(const ShuffleArgs& a, int x0, int y,
-                                                      int j_begin, int j_end) {
+__device__ __forceinline__ std::uint32_t shuffle_rows(const ShuffleArgs& a, int x0, int y, int j_begin, int j_end) {
     const int lane = threadIdx.x;
     std::uint32_t sum = 0;
     for (int j = j_begin; j < j_end; ++j) {
@@ -76,22 +75,21 @@ __device__ __forceinline__ std::uint32_t shuffle_rows(const ShuffleArgs& a, int 
 }
 
 // cuda_shuffle: one warp per 32 outputs of a row, one output per thread, denominator fused.
-static __global__ void __launch_bounds__(kWarp * kShuffleWarps)
-shuffle_kernel(ShuffleArgs a, IntegralTables tables, DeviceTemplateStats stats,
-               float* __restrict__ out, std::size_t out_pitch) {
+static __global__ void __launch_bounds__(kWarp* kShuffleWarps)
+    shuffle_kernel(ShuffleArgs a, IntegralTables tables, DeviceTemplateStats stats, float* __restrict__ out,
+                   std::size_t out_pitch) {
     const int y = blockIdx.y * kShuffleWarps + threadIdx.y;
     if (y >= a.oh) return;  // a warp is one threadIdx.y: it leaves whole
     const int x0 = blockIdx.x * kWarp;
     const std::uint32_t sit = shuffle_rows(a, x0, y, 0, a.th);
     const int x = x0 + threadIdx.x;
-    if (x < a.ow)
-        out[static_cast<std::size_t>(y) * out_pitch + x] = ncc_window(tables, x, y, a.tw, a.th, sit, stats);
+    if (x < a.ow) out[static_cast<std::size_t>(y) * out_pitch + x] = ncc_window(tables, x, y, a.tw, a.th, sit, stats);
 }
 
 // cuda_shuffle_split: worker blockIdx.z takes template rows [z * rows, (z + 1) * rows) of the
 // same 32 outputs and adds its partial sum into the zeroed numerator map.
-static __global__ void __launch_bounds__(kWarp * kShuffleWarps)
-shuffle_split_kernel(ShuffleArgs a, int rows_per_worker, std::uint32_t* __restrict__ sit) {
+static __global__ void __launch_bounds__(kWarp* kShuffleWarps)
+    shuffle_split_kernel(ShuffleArgs a, int rows_per_worker, std::uint32_t* __restrict__ sit) {
     const int y = blockIdx.y * kShuffleWarps + threadIdx.y;
     if (y >= a.oh) return;
     const int x0 = blockIdx.x * kWarp;
@@ -108,11 +106,9 @@ shuffle_split_kernel(ShuffleArgs a, int rows_per_worker, std::uint32_t* __restri
 // Template value m (template row r0 + m - (kRows - 1)) is broadcast once and meets image row l
 // in output g = l + kRows - 1 - m, the pairs with 0 <= g < kRows, all resolved at compile time.
 template <int kRows, int kImageRows>
-__device__ __forceinline__ void grouped_step(std::uint32_t (&sum)[kRows],
-                                             const std::uint32_t (&bottom)[kImageRows],
+__device__ __forceinline__ void grouped_step(std::uint32_t (&sum)[kRows], const std::uint32_t (&bottom)[kImageRows],
                                              const std::uint32_t (&top)[kImageRows],
-                                             const std::uint32_t (&t)[kRows + kImageRows - 1],
-                                             int k, int lane) {
+                                             const std::uint32_t (&t)[kRows + kImageRows - 1], int k, int lane) {
     std::uint32_t v[kImageRows];
 #pragma unroll
     for (int l = 0; l < kImageRows; ++l)
@@ -132,9 +128,9 @@ __device__ __forceinline__ void grouped_step(std::uint32_t (&sum)[kRows],
 // outputs y0 .. y0 + kRows - 1. Image rows r = y0 + r0 .. (kImageRows at a time) are loaded
 // once and used against every template row r - g that one of the outputs needs.
 template <int kRows, int kImageRows>
-static __global__ void __launch_bounds__(kWarp * kGroupedWarps)
-shuffle_grouped_kernel(ShuffleArgs a, IntegralTables tables, DeviceTemplateStats stats,
-                       float* __restrict__ out, std::size_t out_pitch) {
+static __global__ void __launch_bounds__(kWarp* kGroupedWarps)
+    shuffle_grouped_kernel(ShuffleArgs a, IntegralTables tables, DeviceTemplateStats stats, float* __restrict__ out,
+                           std::size_t out_pitch) {
     constexpr int kTemplRows = kRows + kImageRows - 1;
     const int lane = threadIdx.x;
     const int y0 = (blockIdx.y * kGroupedWarps + threadIdx.y) * kRows;
@@ -207,9 +203,9 @@ __device__ __forceinline__ std::uint32_t warp_sum(std::uint32_t v) {
 
 // cuda_warp_per_overlap: one warp per output; lanes stride over the template pixels in row-major
 // order (p = j * tw + i, tracked incrementally), then a warp reduction.
-static __global__ void __launch_bounds__(kWarp * kOverlapWarps)
-warp_per_overlap_kernel(ShuffleArgs a, IntegralTables tables, DeviceTemplateStats stats,
-                        float* __restrict__ out, std::size_t out_pitch) {
+static __global__ void __launch_bounds__(kWarp* kOverlapWarps)
+    warp_per_overlap_kernel(ShuffleArgs a, IntegralTables tables, DeviceTemplateStats stats, float* __restrict__ out,
+                            std::size_t out_pitch) {
     const int x = blockIdx.x * kOverlapWarps + threadIdx.y;
     const int y = blockIdx.y;
     if (x >= a.ow) return;  // whole warp
@@ -231,14 +227,13 @@ warp_per_overlap_kernel(ShuffleArgs a, IntegralTables tables, DeviceTemplateStat
         }
     }
     sum = warp_sum(sum);
-    if (lane == 0)
-        out[static_cast<std::size_t>(y) * out_pitch + x] = ncc_window(tables, x, y, a.tw, a.th, sum, stats);
+    if (lane == 0) out[static_cast<std::size_t>(y) * out_pitch + x] = ncc_window(tables, x, y, a.tw, a.th, sum, stats);
 }
 
 int div_up(int a, int b) { return (a + b - 1) / b; }
 
 static void launch_shuffle(const ShuffleArgs& a, const IntegralTables& tables, const DeviceTemplateStats& stats,
-                    MapView out, cudaStream_t stream) {
+                           MapView out, cudaStream_t stream) {
     const dim3 grid(div_up(a.ow, kWarp), div_up(a.oh, kShuffleWarps));
     shuffle_kernel<<<grid, dim3(kWarp, kShuffleWarps), 0, stream>>>(a, tables, stats, out.data, out.pitch);
     CORRTRACK_CUDA_LAUNCHED();
@@ -261,25 +256,25 @@ static void launch_shuffle_split(const ShuffleArgs& a, int sm_count, std::uint32
 
 template <int kRows>
 static void launch_grouped_rows(const ShuffleArgs& a, const IntegralTables& tables, const DeviceTemplateStats& stats,
-                         MapView out, cudaStream_t stream) {
+                                MapView out, cudaStream_t stream) {
     const dim3 grid(div_up(a.ow, kWarp), div_up(a.oh, kGroupedWarps * kRows));
-    shuffle_grouped_kernel<kRows, kGroupedImageRows><<<grid, dim3(kWarp, kGroupedWarps), 0, stream>>>(
-        a, tables, stats, out.data, out.pitch);
+    shuffle_grouped_kernel<kRows, kGroupedImageRows>
+        <<<grid, dim3(kWarp, kGroupedWarps), 0, stream>>>(a, tables, stats, out.data, out.pitch);
     CORRTRACK_CUDA_LAUNCHED();
 }
 
 static void launch_grouped(int rows, const ShuffleArgs& a, const IntegralTables& tables,
-                    const DeviceTemplateStats& stats, MapView out, cudaStream_t stream) {
+                           const DeviceTemplateStats& stats, MapView out, cudaStream_t stream) {
     switch (rows) {
-        case 2: launch_grouped_rows<2>(a, tables, stats, out, stream); break;
-        case 4: launch_grouped_rows<4>(a, tables, stats, out, stream); break;
-        case 8: launch_grouped_rows<8>(a, tables, stats, out, stream); break;
-        default: throw std::invalid_argument("cuda_shuffle_grouped: rows must be 2, 4 or 8");
+    case 2: launch_grouped_rows<2>(a, tables, stats, out, stream); break;
+    case 4: launch_grouped_rows<4>(a, tables, stats, out, stream); break;
+    case 8: launch_grouped_rows<8>(a, tables, stats, out, stream); break;
+    default: throw std::invalid_argument("cuda_shuffle_grouped: rows must be 2, 4 or 8");
     }
 }
 
 static void launch_warp_per_overlap(const ShuffleArgs& a, const IntegralTables& tables,
-                             const DeviceTemplateStats& stats, MapView out, cudaStream_t stream) {
+                                    const DeviceTemplateStats& stats, MapView out, cudaStream_t stream) {
     const dim3 grid(div_up(a.ow, kOverlapWarps), a.oh);
     warp_per_overlap_kernel<<<grid, dim3(kWarp, kOverlapWarps), 0, stream>>>(a, tables, stats, out.data, out.pitch);
     CORRTRACK_CUDA_LAUNCHED();
@@ -298,8 +293,8 @@ public:
         const ImageView roi = frame.sub(p.roi);
         integral_.build(roi, s);
         const Size o = p.out_size();
-        const ShuffleArgs a{roi.data, roi.pitch, roi.width, roi.height, templ_.device(),
-                            p.templ.width, p.templ.height, o.width, o.height};
+        const ShuffleArgs a{roi.data,      roi.pitch,      roi.width, roi.height, templ_.device(),
+                            p.templ.width, p.templ.height, o.width,   o.height};
         launch(a, out, s);
     }
 

@@ -23,8 +23,7 @@ struct TexReader {
     cudaTextureObject_t tex;
     int x_offset;
     __device__ __forceinline__ unsigned operator()(int x, int y) const {
-        return tex2D<unsigned char>(tex, static_cast<float>(x + x_offset) + 0.5f,
-                                    static_cast<float>(y) + 0.5f);
+        return tex2D<unsigned char>(tex, static_cast<float>(x + x_offset) + 0.5f, static_cast<float>(y) + 0.5f);
     }
 };
 
@@ -43,7 +42,7 @@ struct GlobalReader {
 // streams) would overwrite each other's template; here every thread of a warp reads the same
 // template byte at the same time, which the L1 serves as one broadcast, like the constant cache.
 template <typename Reader>
-static __global__ void __launch_bounds__(kBlockX * kBlockY)
+static __global__ void __launch_bounds__(kBlockX* kBlockY)
     corr_tex_kernel(Reader frame, NccArgs a, const std::uint8_t* __restrict__ templ) {
     const int x = blockIdx.x * kBlockX + threadIdx.x;
     const int y = blockIdx.y * kBlockY + threadIdx.y;
@@ -65,8 +64,7 @@ static __global__ void __launch_bounds__(kBlockX * kBlockY)
 }
 
 template <typename Reader>
-static void launch_corr_tex(const Reader& frame, const NccArgs& a, const std::uint8_t* templ,
-                            cudaStream_t stream) {
+static void launch_corr_tex(const Reader& frame, const NccArgs& a, const std::uint8_t* templ, cudaStream_t stream) {
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid((a.out_w + kBlockX - 1) / kBlockX, (a.out_h + kBlockY - 1) / kBlockY);
     corr_tex_kernel<<<grid, block, 0, stream>>>(frame, a, templ);
@@ -184,9 +182,7 @@ private:
 class CudaTex final : public Correlator {
 public:
     const KernelInfo& info() const override { return info_; }
-    bool supports(const NccProblem& p, std::string* why) const override {
-        return direct::ncc_direct_supports(p, why);
-    }
+    bool supports(const NccProblem& p, std::string* why) const override { return direct::ncc_direct_supports(p, why); }
     void set_template(ImageView templ, Stream stream) override { upload_.set(templ, templ.height, stream); }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
         const NccArgs a = check_.args(*this, upload_, frame, p, out);
@@ -200,8 +196,7 @@ public:
     }
 
 private:
-    KernelInfo info_{"cuda_tex", Device::kCuda,
-                     "one thread per position, texture reads (Handbook corrTexTex)"};
+    KernelInfo info_{"cuda_tex", Device::kCuda, "one thread per position, texture reads (Handbook corrTexTex)"};
     TemplateUpload upload_;
     direct::NccRunCheck check_;
     FrameTextures textures_;

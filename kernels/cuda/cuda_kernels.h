@@ -29,7 +29,7 @@ std::unique_ptr<Correlator> make_cuda_dp4a_ilp_columns(int columns);
 std::unique_ptr<Correlator> make_cuda_shuffle();
 std::unique_ptr<Correlator> make_cuda_shuffle_split();
 std::unique_ptr<Correlator> make_cuda_shuffle_grouped();  // kShuffleGroupedRows outputs per thread
-constexpr int kShuffleGroupedRows = 4;  // the default until the bench has measured 2, 4 and 8
+constexpr int kShuffleGroupedRows = 4;                    // the default until the bench has measured 2, 4 and 8
 // The same kernel with 2, 4 or 8 vertical outputs per thread, named cuda_shuffle_grouped_r<rows>,
 // for the bench to compare; nullptr for any other count.
 std::unique_ptr<Correlator> make_cuda_shuffle_grouped_rows(int rows);

@@ -28,9 +28,9 @@ std::string cuda_device_description() {
     cudaDeviceProp prop{};
     if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return {};
     cudaDriverGetVersion(&driver);
-    return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
-           ", " + std::to_string(prop.multiProcessorCount) + " SMs, CUDA driver " +
-           std::to_string(driver / 1000) + "." + std::to_string((driver % 1000) / 10) + ")";
+    return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+           std::to_string(prop.multiProcessorCount) + " SMs, CUDA driver " + std::to_string(driver / 1000) + "." +
+           std::to_string((driver % 1000) / 10) + ")";
 }
 
 }  // namespace corrtrack

@@ -43,9 +43,8 @@ struct RunningTotal {
 // zero. Block h: table row 0, all zero. The pair (v, v^2) travels as one uint64 (low and high
 // halves), so one scan gives both prefixes; neither half overflows for w <= kMaxIntegralWidth.
 static __global__ void __launch_bounds__(kScanThreads)
-integral_rows_kernel(const std::uint8_t* __restrict__ img, std::size_t pitch, int w, int h,
-                     std::uint32_t* __restrict__ sum, std::uint64_t* __restrict__ sum_sq,
-                     std::size_t tpitch) {
+    integral_rows_kernel(const std::uint8_t* __restrict__ img, std::size_t pitch, int w, int h,
+                         std::uint32_t* __restrict__ sum, std::uint64_t* __restrict__ sum_sq, std::size_t tpitch) {
     using Load = cub::BlockLoad<std::uint8_t, kScanThreads, kScanItems, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
     using Scan = cub::BlockScan<std::uint64_t, kScanThreads>;
     using StoreSum = cub::BlockStore<std::uint32_t, kScanThreads, kScanItems, cub::BLOCK_STORE_WARP_TRANSPOSE>;
@@ -102,9 +101,9 @@ integral_rows_kernel(const std::uint8_t* __restrict__ img, std::size_t pitch, in
 // Turns row prefixes into 2D prefixes: each column of table rows 1..rows is cut into
 // kColSegments segments; a thread sums its segment, the block forms exclusive segment prefixes
 // in shared memory, and each thread walks its segment again adding the running total.
-static __global__ void __launch_bounds__(kColWidth * kColSegments)
-integral_cols_kernel(std::uint32_t* __restrict__ sum, std::uint64_t* __restrict__ sum_sq,
-                     std::size_t tpitch, int cols, int rows) {
+static __global__ void __launch_bounds__(kColWidth* kColSegments)
+    integral_cols_kernel(std::uint32_t* __restrict__ sum, std::uint64_t* __restrict__ sum_sq, std::size_t tpitch,
+                         int cols, int rows) {
     __shared__ std::uint32_t seg_sum[kColSegments][kColWidth];
     __shared__ std::uint64_t seg_sq[kColSegments][kColWidth];
     const int c = blockIdx.x * kColWidth + threadIdx.x;
@@ -157,8 +156,8 @@ integral_cols_kernel(std::uint32_t* __restrict__ sum, std::uint64_t* __restrict_
 // Thread t of a step owns template row base + t: it sums the row (and packs its words when
 // asked), then two block scans turn the row sums into prefixes, carried across steps.
 static __global__ void __launch_bounds__(kPrefixThreads)
-template_prefix_kernel(const std::uint8_t* __restrict__ templ, int width, int rows,
-                       TemplatePrefix* __restrict__ prefix, std::uint32_t* __restrict__ words) {
+    template_prefix_kernel(const std::uint8_t* __restrict__ templ, int width, int rows,
+                           TemplatePrefix* __restrict__ prefix, std::uint32_t* __restrict__ words) {
     using Scan = cub::BlockScan<std::uint64_t, kPrefixThreads>;
     __shared__ typename Scan::TempStorage tmp;
     const int nwords = (width + 3) / 4;
@@ -207,8 +206,7 @@ struct RoundedNumerator {
     // The FFT error is far below 0.5 (see corr_fft.cu), so the nearest integer is exact; the
     // clamps only keep the conversion defined.
     __device__ std::uint32_t operator()(int x, int y, int k) const {
-        const double v =
-            rint(__ldg(corr + k * map_stride + static_cast<std::size_t>(y) * pitch + x) * scale);
+        const double v = rint(__ldg(corr + k * map_stride + static_cast<std::size_t>(y) * pitch + x) * scale);
         return v <= 0.0 ? 0u : static_cast<std::uint32_t>(fmin(v, 4294967295.0));
     }
 };
@@ -216,10 +214,10 @@ struct RoundedNumerator {
 // Map k = blockIdx.z: its stats from `prefix` when given (a batch), else `stats`; its windows
 // k * step table rows further down; its rows k * oh further down the output.
 template <typename Numerator>
-static __global__ void __launch_bounds__(kFinishWidth * kFinishRows)
-ncc_finish_kernel(Numerator num, IntegralTables tables, int tw, int th, DeviceTemplateStats stats,
-                  const TemplatePrefix* __restrict__ prefix, int step, float* __restrict__ out,
-                  std::size_t out_pitch, int ow, int oh) {
+static __global__ void __launch_bounds__(kFinishWidth* kFinishRows)
+    ncc_finish_kernel(Numerator num, IntegralTables tables, int tw, int th, DeviceTemplateStats stats,
+                      const TemplatePrefix* __restrict__ prefix, int step, float* __restrict__ out,
+                      std::size_t out_pitch, int ow, int oh) {
     const int x = blockIdx.x * kFinishWidth + threadIdx.x;
     const int y = blockIdx.y * kFinishRows + threadIdx.y;
     const int k = blockIdx.z;
@@ -230,14 +228,13 @@ ncc_finish_kernel(Numerator num, IntegralTables tables, int tw, int th, DeviceTe
 }
 
 template <typename Numerator>
-static void launch_finish(Numerator num, const IntegralTables& tables, Size templ,
-                          const DeviceTemplateStats& stats, const TemplatePrefix* prefix, int templates,
-                          int step, MapView out, Size o, cudaStream_t stream) {
+static void launch_finish(Numerator num, const IntegralTables& tables, Size templ, const DeviceTemplateStats& stats,
+                          const TemplatePrefix* prefix, int templates, int step, MapView out, Size o,
+                          cudaStream_t stream) {
     const dim3 block(kFinishWidth, kFinishRows);
-    const dim3 grid((o.width + kFinishWidth - 1) / kFinishWidth, (o.height + kFinishRows - 1) / kFinishRows,
-                    templates);
-    ncc_finish_kernel<<<grid, block, 0, stream>>>(num, tables, templ.width, templ.height, stats, prefix, step,
-                                                  out.data, out.pitch, o.width, o.height);
+    const dim3 grid((o.width + kFinishWidth - 1) / kFinishWidth, (o.height + kFinishRows - 1) / kFinishRows, templates);
+    ncc_finish_kernel<<<grid, block, 0, stream>>>(num, tables, templ.width, templ.height, stats, prefix, step, out.data,
+                                                  out.pitch, o.width, o.height);
     CORRTRACK_CUDA_LAUNCHED();
 }
 
@@ -248,8 +245,8 @@ std::string size_text(Size s) { return std::to_string(s.width) + "x" + std::to_s
 bool GpuIntegral::supports(Size roi, std::string* why) {
     std::string err;
     if (roi.width > kMaxIntegralWidth)
-        err = "search region " + size_text(roi) + " is wider than the " +
-              std::to_string(kMaxIntegralWidth) + " pixels the integral row scan holds";
+        err = "search region " + size_text(roi) + " is wider than the " + std::to_string(kMaxIntegralWidth) +
+              " pixels the integral row scan holds";
     else if (roi.area() > kMaxIntegralPixels)
         err = "search region " + size_text(roi) + " exceeds the " + std::to_string(kMaxIntegralPixels) +
               " pixels a uint32 sum table holds exactly";
@@ -263,8 +260,8 @@ void GpuIntegral::build(ImageView roi, cudaStream_t stream) {
     const std::size_t entries = tpitch * (static_cast<std::size_t>(roi.height) + 1);
     sum_.ensure(entries);
     sum_sq_.ensure(entries);
-    integral_rows_kernel<<<roi.height + 1, kScanThreads, 0, stream>>>(
-        roi.data, roi.pitch, roi.width, roi.height, sum_.get(), sum_sq_.get(), tpitch);
+    integral_rows_kernel<<<roi.height + 1, kScanThreads, 0, stream>>>(roi.data, roi.pitch, roi.width, roi.height,
+                                                                      sum_.get(), sum_sq_.get(), tpitch);
     CORRTRACK_CUDA_LAUNCHED();
     const int cols = roi.width + 1;
     integral_cols_kernel<<<(cols + kColWidth - 1) / kColWidth, dim3(kColWidth, kColSegments), 0, stream>>>(
@@ -278,26 +275,23 @@ void launch_template_prefix(const std::uint8_t* templ, int width, int rows, Temp
     CORRTRACK_CUDA_LAUNCHED();
 }
 
-void launch_ncc_finish(const std::uint32_t* sit, std::size_t sit_pitch, const IntegralTables& tables,
-                       Size templ, const DeviceTemplateStats& stats, MapView out, Size out_size,
-                       cudaStream_t stream) {
+void launch_ncc_finish(const std::uint32_t* sit, std::size_t sit_pitch, const IntegralTables& tables, Size templ,
+                       const DeviceTemplateStats& stats, MapView out, Size out_size, cudaStream_t stream) {
     launch_finish(ExactNumerator{sit, sit_pitch}, tables, templ, stats, nullptr, 1, 0, out, out_size, stream);
 }
 
-void launch_ncc_finish_rounded(const double* corr, std::size_t corr_pitch, double scale,
-                               const IntegralTables& tables, Size templ,
-                               const DeviceTemplateStats& stats, MapView out, Size out_size,
+void launch_ncc_finish_rounded(const double* corr, std::size_t corr_pitch, double scale, const IntegralTables& tables,
+                               Size templ, const DeviceTemplateStats& stats, MapView out, Size out_size,
                                cudaStream_t stream) {
-    launch_finish(RoundedNumerator{corr, corr_pitch, 0, scale}, tables, templ, stats, nullptr, 1, 0, out,
-                  out_size, stream);
+    launch_finish(RoundedNumerator{corr, corr_pitch, 0, scale}, tables, templ, stats, nullptr, 1, 0, out, out_size,
+                  stream);
 }
 
-void launch_ncc_finish_rounded_batch(const double* corr, std::size_t corr_pitch, std::size_t map_stride,
-                                     double scale, const IntegralTables& tables, Size templ,
-                                     const TemplatePrefix* prefix, int templates, int step, MapView out,
-                                     Size out_size, cudaStream_t stream) {
-    launch_finish(RoundedNumerator{corr, corr_pitch, map_stride, scale}, tables, templ, DeviceTemplateStats{},
-                  prefix, templates, step, out, out_size, stream);
+void launch_ncc_finish_rounded_batch(const double* corr, std::size_t corr_pitch, std::size_t map_stride, double scale,
+                                     const IntegralTables& tables, Size templ, const TemplatePrefix* prefix,
+                                     int templates, int step, MapView out, Size out_size, cudaStream_t stream) {
+    launch_finish(RoundedNumerator{corr, corr_pitch, map_stride, scale}, tables, templ, DeviceTemplateStats{}, prefix,
+                  templates, step, out, out_size, stream);
 }
 
 bool jpdc_supports(const NccProblem& p, std::string* why, bool batches) {
@@ -308,8 +302,8 @@ bool jpdc_supports(const NccProblem& p, std::string* why, bool batches) {
     if (p.templates != 1 && !batches)
         err = std::to_string(p.templates) + " templates in one pass: this kernel runs one at a time";
     else if (p.templates > kMaxBatchTemplates)
-        err = std::to_string(p.templates) + " templates in one pass: at most " +
-              std::to_string(kMaxBatchTemplates) + " (one grid layer each)";
+        err = std::to_string(p.templates) + " templates in one pass: at most " + std::to_string(kMaxBatchTemplates) +
+              " (one grid layer each)";
     else if (p.out_size().height > kMaxOutputRows)
         err = "search region " + size_text({p.roi.width, p.roi.height}) + " has more than " +
               std::to_string(kMaxOutputRows) + " output rows";
@@ -331,11 +325,11 @@ void jpdc_check_run(const Correlator& self, ImageView frame, const NccProblem& p
                                     size_text(p.frame));
     const Size stack{p.templ.width, p.templ.height * p.templates};
     if (templ.count() != 1 || templ.width() != stack.width || templ.height() != stack.height)
-        throw std::invalid_argument(who + "no template of size " + size_text(stack) +
-                                    (p.templates > 1 ? " (" + std::to_string(p.templates) + " stacked " +
-                                                           size_text(p.templ) + " templates)"
-                                                     : std::string()) +
-                                    " was set");
+        throw std::invalid_argument(
+            who + "no template of size " + size_text(stack) +
+            (p.templates > 1 ? " (" + std::to_string(p.templates) + " stacked " + size_text(p.templ) + " templates)"
+                             : std::string()) +
+            " was set");
     const Size o{p.out_size().width, p.out_size().height * p.templates};
     if (out.size() != o || out.pitch < static_cast<std::size_t>(o.width))
         throw std::invalid_argument(who + "output " + size_text(out.size()) + " is not the " + size_text(o) +

@@ -50,22 +50,21 @@ struct IntegralTables {
     __device__ __forceinline__ std::uint32_t box_sum(int x, int y, int w, int h) const {
         const std::size_t top = static_cast<std::size_t>(y) * pitch;
         const std::size_t bottom = static_cast<std::size_t>(y + h) * pitch;
-        return __ldg(sum + bottom + x + w) - __ldg(sum + top + x + w) - __ldg(sum + bottom + x) +
-               __ldg(sum + top + x);
+        return __ldg(sum + bottom + x + w) - __ldg(sum + top + x + w) - __ldg(sum + bottom + x) + __ldg(sum + top + x);
     }
     __device__ __forceinline__ std::uint64_t box_sum_sq(int x, int y, int w, int h) const {
         const std::size_t top = static_cast<std::size_t>(y) * pitch;
         const std::size_t bottom = static_cast<std::size_t>(y + h) * pitch;
-        return __ldg(sum_sq + bottom + x + w) - __ldg(sum_sq + top + x + w) -
-               __ldg(sum_sq + bottom + x) + __ldg(sum_sq + top + x);
+        return __ldg(sum_sq + bottom + x + w) - __ldg(sum_sq + top + x + w) - __ldg(sum_sq + bottom + x) +
+               __ldg(sum_sq + top + x);
     }
 #endif
 };
 
 #if defined(__CUDACC__)
 // Statistics of template k (tw x th) of a stack, from its prefix table.
-__device__ __forceinline__ DeviceTemplateStats stacked_template_stats(const TemplatePrefix* prefix, int k,
-                                                                      int tw, int th) {
+__device__ __forceinline__ DeviceTemplateStats stacked_template_stats(const TemplatePrefix* prefix, int k, int tw,
+                                                                      int th) {
     const std::size_t lo = static_cast<std::size_t>(k) * th;
     const std::uint64_t sum = __ldg(&prefix[lo + th].sum) - __ldg(&prefix[lo].sum);
     const std::uint64_t sum_sq = __ldg(&prefix[lo + th].sum_sq) - __ldg(&prefix[lo].sum_sq);
@@ -73,11 +72,11 @@ __device__ __forceinline__ DeviceTemplateStats stacked_template_stats(const Temp
 }
 
 // NCC of the window at output (x, y) from its exact numerator: the one formula, ncc_from_sums.
-__device__ __forceinline__ float ncc_window(const IntegralTables& t, int x, int y, int tw, int th,
-                                            std::uint32_t sit, const DeviceTemplateStats& ts) {
+__device__ __forceinline__ float ncc_window(const IntegralTables& t, int x, int y, int tw, int th, std::uint32_t sit,
+                                            const DeviceTemplateStats& ts) {
     return ncc_from_sums(ts.n, static_cast<std::int64_t>(t.box_sum(x, y, tw, th)),
-                         static_cast<std::int64_t>(t.box_sum_sq(x, y, tw, th)),
-                         static_cast<std::int64_t>(sit), ts.sum, ts.sum_sq);
+                         static_cast<std::int64_t>(t.box_sum_sq(x, y, tw, th)), static_cast<std::int64_t>(sit), ts.sum,
+                         ts.sum_sq);
 }
 #endif
 
@@ -88,9 +87,7 @@ public:
     static bool supports(Size roi, std::string* why);
     // roi: device view (a sub-view of the frame); enqueues two kernels on the stream.
     void build(ImageView roi, cudaStream_t stream);
-    IntegralTables tables() const {
-        return {sum_.get(), sum_sq_.get(), static_cast<std::size_t>(size_.width) + 1};
-    }
+    IntegralTables tables() const { return {sum_.get(), sum_sq_.get(), static_cast<std::size_t>(size_.width) + 1}; }
     Size size() const { return size_; }
 
 private:
@@ -107,13 +104,11 @@ void launch_template_prefix(const std::uint8_t* templ, int width, int rows, Temp
                             std::uint32_t* words, cudaStream_t stream);
 
 // out(x, y) = NCC from sit[y * sit_pitch + x] (exact uint32 numerators), for out_size positions.
-void launch_ncc_finish(const std::uint32_t* sit, std::size_t sit_pitch, const IntegralTables& tables,
-                       Size templ, const DeviceTemplateStats& stats, MapView out, Size out_size,
-                       cudaStream_t stream);
+void launch_ncc_finish(const std::uint32_t* sit, std::size_t sit_pitch, const IntegralTables& tables, Size templ,
+                       const DeviceTemplateStats& stats, MapView out, Size out_size, cudaStream_t stream);
 // The same from an unnormalised FFT correlation: sit = round(corr[y * corr_pitch + x] * scale).
-void launch_ncc_finish_rounded(const double* corr, std::size_t corr_pitch, double scale,
-                               const IntegralTables& tables, Size templ,
-                               const DeviceTemplateStats& stats, MapView out, Size out_size,
+void launch_ncc_finish_rounded(const double* corr, std::size_t corr_pitch, double scale, const IntegralTables& tables,
+                               Size templ, const DeviceTemplateStats& stats, MapView out, Size out_size,
                                cudaStream_t stream);
 
 // A batch of `templates` maps in one launch (gridDim.z = template): map k's numerator is
@@ -121,10 +116,9 @@ void launch_ncc_finish_rounded(const double* corr, std::size_t corr_pitch, doubl
 // boxes k * step rows below map 0's (tables over every row the templates search), its
 // template statistics come from `prefix` (a stack of templ-sized templates), and it is
 // written to out rows [k * out_size.height, (k + 1) * out_size.height).
-void launch_ncc_finish_rounded_batch(const double* corr, std::size_t corr_pitch, std::size_t map_stride,
-                                     double scale, const IntegralTables& tables, Size templ,
-                                     const TemplatePrefix* prefix, int templates, int step, MapView out,
-                                     Size out_size, cudaStream_t stream);
+void launch_ncc_finish_rounded_batch(const double* corr, std::size_t corr_pitch, std::size_t map_stride, double scale,
+                                     const IntegralTables& tables, Size templ, const TemplatePrefix* prefix,
+                                     int templates, int step, MapView out, Size out_size, cudaStream_t stream);
 
 // What the JPDC and FFT kernels accept: the shared rules, tables that hold every searched row
 // exactly, output rows that fit the grid, and one template unless the kernel runs batches

@@ -28,13 +28,13 @@ struct NccArgs {
     std::size_t frame_pitch;    // bytes
     int frame_width;            // columns that may be read: [0, frame_width)
     int roi_x, roi_y, roi_w, roi_h;
-    int tw, th;                 // template size
-    float* out;                 // device map, valid positions only
-    std::size_t out_pitch;      // floats
-    int out_w, out_h;           // one map; a batch stacks `templates` of them
-    std::int64_t n, st, stt;    // template pixel count and exact sums (of the whole stack)
-    int templates;              // templates stacked in the template and the output
-    int roi_step;               // rows between the rois of successive templates
+    int tw, th;               // template size
+    float* out;               // device map, valid positions only
+    std::size_t out_pitch;    // floats
+    int out_w, out_h;         // one map; a batch stacks `templates` of them
+    std::int64_t n, st, stt;  // template pixel count and exact sums (of the whole stack)
+    int templates;            // templates stacked in the template and the output
+    int roi_step;             // rows between the rois of successive templates
 };
 
 // Grid rows are 8 outputs high in every direct kernel; gridDim.y is capped at 65535.
@@ -66,16 +66,15 @@ inline bool ncc_direct_supports(const NccProblem& p, std::string* why, bool batc
 // and only when they change, so a fixed ring of buffers costs no driver call per frame.
 class NccRunCheck {
 public:
-    NccArgs args(const Correlator& k, const TemplateUpload& t, ImageView frame,
-                 const NccProblem& p, MapView out) {
+    NccArgs args(const Correlator& k, const TemplateUpload& t, ImageView frame, const NccProblem& p, MapView out) {
         const auto named = [&k](const std::string& what) { return k.info().name + ": " + what; };
         std::string why;
         if (!k.supports(p, &why)) throw std::invalid_argument(named(why));
         // A batch's templates arrive as one stacked image (set_template cannot know the split).
         const int stack_height = p.templ.height * p.templates;
         if (t.count() != 1 || t.width() != p.templ.width || t.height() != stack_height)
-            throw std::logic_error(named("run() needs set_template() with a " +
-                                         std::to_string(p.templ.width) + "x" + std::to_string(stack_height) +
+            throw std::logic_error(named("run() needs set_template() with a " + std::to_string(p.templ.width) + "x" +
+                                         std::to_string(stack_height) +
                                          (p.templates > 1 ? " stack of " + std::to_string(p.templates) + " templates"
                                                           : std::string(" template")) +
                                          " first"));
@@ -83,8 +82,7 @@ public:
             frame.pitch < static_cast<std::size_t>(frame.width))
             throw std::invalid_argument(named("frame view does not match the problem's frame size"));
         const Size o = p.out_size();
-        if (out.width < o.width || out.height < o.height * p.templates ||
-            out.pitch < static_cast<std::size_t>(o.width))
+        if (out.width < o.width || out.height < o.height * p.templates || out.pitch < static_cast<std::size_t>(o.width))
             throw std::invalid_argument(named("output view smaller than the problem's output"));
         if (frame.data != checked_frame_) {
             require_device(frame.data, named("frame"));
@@ -95,9 +93,9 @@ public:
             checked_out_ = out.data;
         }
         const DeviceTemplateStats& s = t.stats();
-        return NccArgs{frame.data, frame.pitch, frame.width, p.roi.x, p.roi.y, p.roi.width,
-                       p.roi.height, p.templ.width, p.templ.height, out.data, out.pitch,
-                       o.width, o.height, s.n, s.sum, s.sum_sq, p.templates, p.template_roi_step};
+        return NccArgs{frame.data,   frame.pitch,   frame.width,    p.roi.x,  p.roi.y,     p.roi.width,
+                       p.roi.height, p.templ.width, p.templ.height, out.data, out.pitch,   o.width,
+                       o.height,     s.n,           s.sum,          s.sum_sq, p.templates, p.template_roi_step};
     }
 
 private:
@@ -202,8 +200,8 @@ struct TileSource {
 // outside the row are written as 0), so nothing outside the frame is read.
 // Needs tile_pitch >= round_up(phase + cols, V).
 template <int V>
-__device__ __forceinline__ void stage_tile_aligned(const TileSource& src, std::uint8_t* tile,
-                                                   int tile_pitch, int phase) {
+__device__ __forceinline__ void stage_tile_aligned(const TileSource& src, std::uint8_t* tile, int tile_pitch,
+                                                   int phase) {
     static_assert(V == 1 || V == 4 || V == 16, "V is a load width in bytes");
     const int chunks = (phase + src.cols + V - 1) / V;
     const int total = chunks * src.rows;
@@ -236,8 +234,7 @@ __device__ __forceinline__ void stage_tile_aligned(const TileSource& src, std::u
 // words that straddle it (one aligned load when x0 + 4i is aligned); a word that would touch
 // bytes outside the frame row is read byte by byte instead, those bytes becoming 0. Words from
 // 4i >= cols up to tile_words are zero, so every word a thread may read is initialised.
-__device__ __forceinline__ void stage_tile_words(const TileSource& src, std::uint32_t* tile,
-                                                 int tile_words) {
+__device__ __forceinline__ void stage_tile_words(const TileSource& src, std::uint32_t* tile, int tile_words) {
     const int total = tile_words * src.rows;
     const int nthreads = blockDim.x * blockDim.y;
     for (int idx = threadIdx.y * blockDim.x + threadIdx.x; idx < total; idx += nthreads) {
@@ -257,8 +254,7 @@ __device__ __forceinline__ void stage_tile_words(const TileSource& src, std::uin
             } else {
 #pragma unroll
                 for (int b = 0; b < 4; ++b)
-                    if (col + b < src.frame_width)
-                        v |= static_cast<std::uint32_t>(__ldg(row + col + b)) << (8 * b);
+                    if (col + b < src.frame_width) v |= static_cast<std::uint32_t>(__ldg(row + col + b)) << (8 * b);
             }
         }
         tile[r * tile_words + i] = v;

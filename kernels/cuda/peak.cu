@@ -95,8 +95,8 @@ __device__ bool last_block(unsigned* ticket) {
 
 // Blocks take rows y = blockIdx.x, + gridDim.x, ...; threads take columns.
 static __global__ void __launch_bounds__(kThreads)
-    peak_argmax_kernel(const float* __restrict__ map, std::size_t pitch, int w, int h,
-                       ArgMax* partial, unsigned* ticket, Peak* peak) {
+    peak_argmax_kernel(const float* __restrict__ map, std::size_t pitch, int w, int h, ArgMax* partial,
+                       unsigned* ticket, Peak* peak) {
     __shared__ ArgMax scratch[kWarps];
     ArgMax best{kNoScore, kNoIndex};
     for (int y = blockIdx.x; y < h; y += gridDim.x) {
@@ -138,8 +138,8 @@ static __global__ void __launch_bounds__(kThreads)
 }
 
 static __global__ void __launch_bounds__(kThreads)
-    peak_stats_kernel(const float* __restrict__ map, std::size_t pitch, int w, int h, int radius,
-                      Stats* partial, unsigned* ticket, Peak* peak) {
+    peak_stats_kernel(const float* __restrict__ map, std::size_t pitch, int w, int h, int radius, Stats* partial,
+                      unsigned* ticket, Peak* peak) {
     __shared__ Stats scratch[kWarps];
     const int px = peak->x;  // written by peak_argmax_kernel, earlier on the same stream
     const int py = peak->y;
@@ -232,8 +232,8 @@ void CudaPeakFinder::find(const MapView& map, Stream stream, PeakOptions opt) {
     int radius = opt.exclusion_radius > 0 ? opt.exclusion_radius : std::max(2, std::min(w, h) / 8);
     radius = std::min(radius, std::max(w, h));  // same zone, no overflow in px + radius
     const int blocks = std::min(h, m.max_blocks);
-    peak_argmax_kernel<<<blocks, kThreads, 0, s>>>(map.data, map.pitch, w, h, m.argmax_partial.get(),
-                                                   m.tickets.get(), m.peak.get());
+    peak_argmax_kernel<<<blocks, kThreads, 0, s>>>(map.data, map.pitch, w, h, m.argmax_partial.get(), m.tickets.get(),
+                                                   m.peak.get());
     CORRTRACK_CUDA_LAUNCHED();
     peak_stats_kernel<<<blocks, kThreads, 0, s>>>(map.data, map.pitch, w, h, radius, m.stats_partial.get(),
                                                   m.tickets.get() + 1, m.peak.get());

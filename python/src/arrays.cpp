@@ -10,13 +10,13 @@ namespace {
 std::string dtype_name(nb::dlpack::dtype t) {
     std::string base;
     switch (static_cast<nb::dlpack::dtype_code>(t.code)) {
-        case nb::dlpack::dtype_code::Int: base = "int"; break;
-        case nb::dlpack::dtype_code::UInt: base = "uint"; break;
-        case nb::dlpack::dtype_code::Float: base = "float"; break;
-        case nb::dlpack::dtype_code::Bfloat: base = "bfloat"; break;
-        case nb::dlpack::dtype_code::Complex: base = "complex"; break;
-        case nb::dlpack::dtype_code::Bool: return "bool";
-        default: base = "code" + std::to_string(t.code) + "_"; break;
+    case nb::dlpack::dtype_code::Int: base = "int"; break;
+    case nb::dlpack::dtype_code::UInt: base = "uint"; break;
+    case nb::dlpack::dtype_code::Float: base = "float"; break;
+    case nb::dlpack::dtype_code::Bfloat: base = "bfloat"; break;
+    case nb::dlpack::dtype_code::Complex: base = "complex"; break;
+    case nb::dlpack::dtype_code::Bool: return "bool";
+    default: base = "code" + std::to_string(t.code) + "_"; break;
     }
     return base + std::to_string(t.bits);
 }
@@ -24,16 +24,14 @@ std::string dtype_name(nb::dlpack::dtype t) {
 template <class Array>
 Placement placement(const Array& a, const char* what) {
     switch (a.device_type()) {
-        case nb::device::cpu::value:
-        case nb::device::cuda_host::value:
-            return {MemorySpace::kHost, -1};
-        case nb::device::cuda::value:
-        case nb::device::cuda_managed::value:
-            return {MemorySpace::kDevice, a.device_id()};
-        default:
-            throw nb::value_error((std::string(what) + " lives on a device corrtrack cannot use (DLPack device type " +
-                                   std::to_string(a.device_type()) + "); use host memory or a CUDA GPU")
-                                      .c_str());
+    case nb::device::cpu::value:
+    case nb::device::cuda_host::value: return {MemorySpace::kHost, -1};
+    case nb::device::cuda::value:
+    case nb::device::cuda_managed::value: return {MemorySpace::kDevice, a.device_id()};
+    default:
+        throw nb::value_error((std::string(what) + " lives on a device corrtrack cannot use (DLPack device type " +
+                               std::to_string(a.device_type()) + "); use host memory or a CUDA GPU")
+                                  .c_str());
     }
 }
 
@@ -132,8 +130,9 @@ MapView map_view(const OutArray& a, Size size, int count, bool stacked, const ch
                        ", " + std::to_string(size.width) + ")";
     bool ok = a.ndim() == want_ndim;
     if (ok && stacked) ok = a.shape(0) == static_cast<std::size_t>(count);
-    if (ok) ok = a.shape(want_ndim - 2) == static_cast<std::size_t>(size.height) &&
-                 a.shape(want_ndim - 1) == static_cast<std::size_t>(size.width);
+    if (ok)
+        ok = a.shape(want_ndim - 2) == static_cast<std::size_t>(size.height) &&
+             a.shape(want_ndim - 1) == static_cast<std::size_t>(size.width);
     if (!ok) {
         std::string got = "(";
         for (std::size_t i = 0; i < a.ndim(); ++i) got += (i ? ", " : "") + std::to_string(a.shape(i));
@@ -144,8 +143,7 @@ MapView map_view(const OutArray& a, Size size, int count, bool stacked, const ch
     if (stacked && count > 1 && stride_of(a, 0) != pitch * size.height)
         fail(std::string(what) + ": the maps of the stack must follow each other in memory (a C-contiguous array)");
     const Placement p = placement(a, what);
-    return {static_cast<float*>(a.data()), size.width, size.height * count,
-            static_cast<std::size_t>(pitch), p.space};
+    return {static_cast<float*>(a.data()), size.width, size.height * count, static_cast<std::size_t>(pitch), p.space};
 }
 
 MapView input_map_view(const InArray& a, const char* what) {

@@ -65,8 +65,8 @@ public:
             DeviceGuard guard(where.device);
             nb::gil_scoped_release unlocked;
             const cudaStream_t s = static_cast<cudaStream_t>(as_stream(stream));
-            CORRTRACK_CUDA(cudaMemcpy2DAsync(host_.data(), w, t.view.data, t.view.pitch, w, rows,
-                                             cudaMemcpyDeviceToHost, s));
+            CORRTRACK_CUDA(
+                cudaMemcpy2DAsync(host_.data(), w, t.view.data, t.view.pitch, w, rows, cudaMemcpyDeviceToHost, s));
             CORRTRACK_CUDA(cudaStreamSynchronize(s));
         }
         templ_ = {t.view.width, t.height};
@@ -86,8 +86,8 @@ public:
 
     // The overhead benchmark's C++ baseline: host seconds for `calls` run()s of the same
     // arguments, checked once and queued from a C++ loop (no wait for the GPU at the end).
-    double host_seconds(const InArray& image, const OutArray& out, std::optional<RoiTuple> roi,
-                        std::uintptr_t stream, int calls) {
+    double host_seconds(const InArray& image, const OutArray& out, std::optional<RoiTuple> roi, std::uintptr_t stream,
+                        int calls) {
         const Call c = prepare(image, out, roi);
         DeviceGuard guard(device_);
         nb::gil_scoped_release unlocked;
@@ -144,8 +144,8 @@ private:
         one.templates = 1;
         std::string single_why;
         if (count_ == 1 || !corr_->supports(one, &single_why))
-            throw std::invalid_argument("kernel '" + corr_->info().name + "' does not support this problem: " +
-                                        (count_ == 1 ? why : single_why));
+            throw std::invalid_argument("kernel '" + corr_->info().name +
+                                        "' does not support this problem: " + (count_ == 1 ? why : single_why));
         const Size o = c.problem.out_size();
         for (int k = 0; k < count_; ++k) {
             load(k, s);
@@ -156,12 +156,14 @@ private:
     void check_placement(const Placement& where, const char* what) const {
         if (!gpu_ && where.space != MemorySpace::kHost)
             throw nb::value_error((std::string("kernel '") + corr_->info().name + "' runs on the CPU but " + what +
-                                   " is on " + placement_text(where) + "; use a CUDA kernel (or 'auto') for device arrays")
+                                   " is on " + placement_text(where) +
+                                   "; use a CUDA kernel (or 'auto') for device arrays")
                                       .c_str());
         if (gpu_ && where.space != MemorySpace::kDevice)
-            throw nb::value_error((std::string("kernel '") + corr_->info().name + "' runs on the GPU but " + what +
-                                   " is in host memory; pass a CuPy array or a PyTorch CUDA tensor, or use a CPU kernel")
-                                      .c_str());
+            throw nb::value_error(
+                (std::string("kernel '") + corr_->info().name + "' runs on the GPU but " + what +
+                 " is in host memory; pass a CuPy array or a PyTorch CUDA tensor, or use a CPU kernel")
+                    .c_str());
         if (gpu_ && where.device != device_)
             throw nb::value_error((std::string(what) + " is on cuda:" + std::to_string(where.device) +
                                    " but this correlator was made for cuda:" + std::to_string(device_))
@@ -257,8 +259,9 @@ void register_match(nb::module_& m) {
         .def_ro("psr", &Peak::psr, "peak-to-sidelobe ratio: (score - mean) / stddev outside the zone")
         .def("__repr__", [](const Peak& p) {
             char buf[200];
-            std::snprintf(buf, sizeof buf, "Peak(x=%d, y=%d, sub_x=%.4f, sub_y=%.4f, score=%.6f, second=%.6f, psr=%.3f)",
-                          p.x, p.y, p.sub_x, p.sub_y, p.score, p.second, p.psr);
+            std::snprintf(buf, sizeof buf,
+                          "Peak(x=%d, y=%d, sub_x=%.4f, sub_y=%.4f, score=%.6f, second=%.6f, psr=%.3f)", p.x, p.y,
+                          p.sub_x, p.sub_y, p.score, p.second, p.psr);
             return std::string(buf);
         });
 

@@ -204,32 +204,42 @@ TrackerOptions tracker_options_from(const nb::dict& options) {
 void register_tracker(nb::module_& m) {
     nb::class_<PyTrackResult>(m, "TrackResult", "One target's result on one frame.")
         .def_ro("id", &PyTrackResult::id, "the target's id (from Tracker.add)")
-        .def_prop_ro("box", [](const PyTrackResult& t) { return BoxTuple{t.r.box.x, t.r.box.y, t.r.box.width, t.r.box.height}; },
-                     "(x, y, w, h): top-left corner and size in pixels, 0-based")
-        .def_prop_ro("centre", [](const PyTrackResult& t) { return std::make_tuple(t.r.sub_cx, t.r.sub_cy); },
-                     "(x, y): sub-pixel centre of the match")
-        .def_prop_ro("score", [](const PyTrackResult& t) { return t.r.score; }, "NCC at the peak")
-        .def_prop_ro("confidence", [](const PyTrackResult& t) { return t.r.confidence; },
-                     "peak-to-sidelobe ratio of the chosen map")
-        .def_prop_ro("lost", [](const PyTrackResult& t) { return t.r.lost; }, "the target is lost on this frame")
-        .def_prop_ro("redetected", [](const PyTrackResult& t) { return t.r.redetected; },
-                     "this frame searched the frame for the target (it was lost, or is re-found)")
-        .def_prop_ro("times_ms",
-                     [](const PyTrackResult& t) {
-                         nb::dict d;
-                         d["upload"] = t.r.times.upload_ms;
-                         d["correlate"] = t.r.times.correlate_ms;
-                         d["peak"] = t.r.times.peak_ms;
-                         return d;
-                     },
-                     "stage times of this update in ms: upload (copy + patch sampling), correlate, peak")
+        .def_prop_ro(
+            "box",
+            [](const PyTrackResult& t) {
+                return BoxTuple{t.r.box.x, t.r.box.y, t.r.box.width, t.r.box.height};
+            },
+            "(x, y, w, h): top-left corner and size in pixels, 0-based")
+        .def_prop_ro(
+            "centre", [](const PyTrackResult& t) { return std::make_tuple(t.r.sub_cx, t.r.sub_cy); },
+            "(x, y): sub-pixel centre of the match")
+        .def_prop_ro(
+            "score", [](const PyTrackResult& t) { return t.r.score; }, "NCC at the peak")
+        .def_prop_ro(
+            "confidence", [](const PyTrackResult& t) { return t.r.confidence; },
+            "peak-to-sidelobe ratio of the chosen map")
+        .def_prop_ro(
+            "lost", [](const PyTrackResult& t) { return t.r.lost; }, "the target is lost on this frame")
+        .def_prop_ro(
+            "redetected", [](const PyTrackResult& t) { return t.r.redetected; },
+            "this frame searched the frame for the target (it was lost, or is re-found)")
+        .def_prop_ro(
+            "times_ms",
+            [](const PyTrackResult& t) {
+                nb::dict d;
+                d["upload"] = t.r.times.upload_ms;
+                d["correlate"] = t.r.times.correlate_ms;
+                d["peak"] = t.r.times.peak_ms;
+                return d;
+            },
+            "stage times of this update in ms: upload (copy + patch sampling), correlate, peak")
         .def("__repr__", [](const PyTrackResult& t) {
             char buf[240];
             std::snprintf(buf, sizeof buf,
                           "TrackResult(id=%ld, box=(%.2f, %.2f, %.2f, %.2f), centre=(%.3f, %.3f), score=%.4f, "
                           "confidence=%.2f, lost=%s)",
-                          t.id, t.r.box.x, t.r.box.y, t.r.box.width, t.r.box.height, t.r.sub_cx, t.r.sub_cy,
-                          t.r.score, t.r.confidence, t.r.lost ? "True" : "False");
+                          t.id, t.r.box.x, t.r.box.y, t.r.box.width, t.r.box.height, t.r.sub_cx, t.r.sub_cy, t.r.score,
+                          t.r.confidence, t.r.lost ? "True" : "False");
             return std::string(buf);
         });
 
@@ -251,8 +261,9 @@ void register_tracker(nb::module_& m) {
         .def_prop_ro("kernel_summary", &PyTracker::kernel_summary)
         .def_prop_ro("options", &PyTracker::options);
 
-    m.def("tracker_option_defaults", [] { return options_dict(TrackerOptions{}); },
-          "The tracker options and their defaults (the CLI's tracker flags, with underscores).");
+    m.def(
+        "tracker_option_defaults", [] { return options_dict(TrackerOptions{}); },
+        "The tracker options and their defaults (the CLI's tracker flags, with underscores).");
 }
 
 }  // namespace corrtrack::py

@@ -96,8 +96,9 @@ public:
         const Frame& f = *current_;
         const ImageView dst_view = image_view(out, "out");
         if (dst_view.width != f.width || dst_view.height != f.height)
-            throw nb::value_error(("out must be " + std::to_string(f.height) + "x" + std::to_string(f.width) +
-                                   " (height x width)").c_str());
+            throw nb::value_error(
+                ("out must be " + std::to_string(f.height) + "x" + std::to_string(f.width) + " (height x width)")
+                    .c_str());
         auto* dst = const_cast<std::uint8_t*>(dst_view.data);
         const ImageView src = f.luma_view();
         nb::gil_scoped_release unlocked;
@@ -108,10 +109,10 @@ public:
         if (!stream_) throw std::invalid_argument("this source makes NumPy frames; open it with a device output");
         const Placement where = placement_of(out, "out");
         DeviceGuard guard(where.device);
-        const cudaMemcpyKind kind = dst_view.space == MemorySpace::kHost
-                                        ? cudaMemcpyDeviceToHost
-                                        : (src.space == MemorySpace::kHost ? cudaMemcpyHostToDevice
-                                                                           : cudaMemcpyDeviceToDevice);
+        const cudaMemcpyKind kind =
+            dst_view.space == MemorySpace::kHost
+                ? cudaMemcpyDeviceToHost
+                : (src.space == MemorySpace::kHost ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
         CORRTRACK_CUDA(cudaMemcpy2DAsync(dst, dst_view.pitch, src.data, src.pitch, f.width, f.height, kind, stream_));
         if (!copied_) CORRTRACK_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
         CORRTRACK_CUDA(cudaEventRecord(copied_, stream_));
@@ -174,10 +175,11 @@ void register_video(nb::module_& m) {
         .def("release", &PyVideoSource::release)
         .def("close", &PyVideoSource::close)
         .def_prop_ro("closed", &PyVideoSource::closed)
-        .def_prop_ro("size", [](const PyVideoSource& s) {
-            const Size z = s.pipeline().size();
-            return std::make_tuple(z.width, z.height);
-        })
+        .def_prop_ro("size",
+                     [](const PyVideoSource& s) {
+                         const Size z = s.pipeline().size();
+                         return std::make_tuple(z.width, z.height);
+                     })
         .def_prop_ro("fps", [](const PyVideoSource& s) { return s.pipeline().fps(); })
         .def_prop_ro("frame_count", [](const PyVideoSource& s) { return s.pipeline().frame_count(); })
         .def_prop_ro("live", [](const PyVideoSource& s) { return s.pipeline().live(); })

@@ -78,8 +78,8 @@ bool cut_before_packet(const std::string& from, const std::string& to, long inde
     return write_bytes(to, bytes);
 }
 
-bool write_resolution_change_ts(const std::string& path, int a_w, int a_h, int frames_a, int b_w, int b_h,
-                                int frames_b, std::string* error) {
+bool write_resolution_change_ts(const std::string& path, int a_w, int a_h, int frames_a, int b_w, int b_h, int frames_b,
+                                std::string* error) {
     SyntheticClipSpec a, b;
     a.width = a_w;
     a.height = a_h;

@@ -27,8 +27,8 @@ bool cut_before_packet(const std::string& from, const std::string& to, long inde
 
 // An MPEG-TS H.264 clip whose first `frames_a` frames are a_w x a_h and the next `frames_b`
 // b_w x b_h: two encodes concatenated, as a broadcast stream changes resolution.
-bool write_resolution_change_ts(const std::string& path, int a_w, int a_h, int frames_a, int b_w, int b_h,
-                                int frames_b, std::string* error);
+bool write_resolution_change_ts(const std::string& path, int a_w, int a_h, int frames_a, int b_w, int b_h, int frames_b,
+                                std::string* error);
 
 std::string read_bytes(const std::string& path);
 bool write_bytes(const std::string& path, const std::string& bytes);

@@ -21,8 +21,8 @@
 namespace corrtrack::test {
 
 struct CliResult {
-    int exit_code = -1;     // the process's exit status
-    bool signalled = false; // it died of a signal (a crash) or hung
+    int exit_code = -1;      // the process's exit status
+    bool signalled = false;  // it died of a signal (a crash) or hung
     std::string out, err;
 };
 
@@ -41,7 +41,8 @@ inline std::string binary_under_test() {
 // args are passed to the shell as written (quote them yourself where needed).
 inline CliResult run_cli(const std::string& args, const std::string& scratch_dir) {
     const std::string out = scratch_dir + "/cli_stdout.txt", err = scratch_dir + "/cli_stderr.txt";
-    const std::string cmd = "timeout 600 " + binary_under_test() + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    const std::string cmd =
+        "timeout 600 " + binary_under_test() + " " + args + " >" + out + " 2>" + err + " </dev/null";
     const int status = std::system(cmd.c_str());
     CliResult r;
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);

@@ -30,8 +30,8 @@ double sample_gain(double f) {
 }
 
 template <typename Wave>
-std::vector<Wave> random_waves(std::mt19937& rng, int count, double min_period,
-                               double max_period, double total_amplitude) {
+std::vector<Wave> random_waves(std::mt19937& rng, int count, double min_period, double max_period,
+                               double total_amplitude) {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     std::vector<Wave> waves(static_cast<std::size_t>(count));
     double sum = 0;
@@ -49,8 +49,7 @@ std::vector<Wave> random_waves(std::mt19937& rng, int count, double min_period,
     return waves;
 }
 
-std::vector<TruthBox> write_frames(const std::string& path, const SyntheticClipSpec& spec,
-                                   std::string* error) {
+std::vector<TruthBox> write_frames(const std::string& path, const SyntheticClipSpec& spec, std::string* error) {
     std::error_code ec;
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -64,8 +63,7 @@ std::vector<TruthBox> write_frames(const std::string& path, const SyntheticClipS
     std::vector<std::uint8_t> luma;
     for (int i = 0; i < spec.frames; ++i) {
         scene.render(i, luma);
-        if (!writer->write_gray(luma.data(), static_cast<std::size_t>(spec.width), error))
-            return {};
+        if (!writer->write_gray(luma.data(), static_cast<std::size_t>(spec.width), error)) return {};
     }
     if (!writer->close(error)) return {};
     return scene.boxes();
@@ -88,8 +86,7 @@ SyntheticScene::SyntheticScene(const SyntheticClipSpec& spec) : spec_(spec) {
 
 double SyntheticScene::texture(const std::vector<Wave>& waves, double u, double v) {
     double value = 128.0;
-    for (const Wave& w : waves)
-        value += w.amplitude * std::sin(kTwoPi * (w.fx * u + w.fy * v) + w.phase);
+    for (const Wave& w : waves) value += w.amplitude * std::sin(kTwoPi * (w.fx * u + w.fy * v) + w.phase);
     return value;
 }
 
@@ -105,8 +102,8 @@ TruthBox SyntheticScene::box(int frame) const {
     const double t = frame;
     const double phase = kTwoPi * t / spec_.wobble_period;
     // The centre moves as the unscaled box's would; the size scales about it.
-    const double cx = spec_.start_x + spec_.object_width / 2.0 + spec_.velocity_x * t +
-                      spec_.wobble_amplitude * std::sin(phase);
+    const double cx =
+        spec_.start_x + spec_.object_width / 2.0 + spec_.velocity_x * t + spec_.wobble_amplitude * std::sin(phase);
     const double cy = spec_.start_y + spec_.object_height / 2.0 + spec_.velocity_y * t +
                       spec_.wobble_amplitude * std::sin(phase + 1.3);
     const double s = std::pow(spec_.scale_per_frame, t);
@@ -140,8 +137,7 @@ void SyntheticScene::render(int frame, std::vector<std::uint8_t>& luma, bool noi
     for (int y = 0; y < H; ++y) {
         for (int x = 0; x < W; ++x) {
             double v = background_[static_cast<std::size_t>(y) * W + x];
-            const bool fully_inside =
-                x >= b.x && x + 1 <= b.x + b.w && y >= b.y && y + 1 <= b.y + b.h;
+            const bool fully_inside = x >= b.x && x + 1 <= b.x + b.w && y >= b.y && y + 1 <= b.y + b.h;
             if (fully_inside && !scaled) {
                 v = pixel_average(object_waves_, x + 0.5 - b.x, y + 0.5 - b.y);
             } else if (x >= x0 && x < x1 && y >= y0 && y < y1) {  // on the edge, or scaled
@@ -150,8 +146,7 @@ void SyntheticScene::render(int frame, std::vector<std::uint8_t>& luma, bool noi
                     const double py = y + (sy + 0.5) / kSuper;
                     for (int sx = 0; sx < kSuper; ++sx) {
                         const double px = x + (sx + 0.5) / kSuper;
-                        const bool inside =
-                            px >= b.x && px < b.x + b.w && py >= b.y && py < b.y + b.h;
+                        const bool inside = px >= b.x && px < b.x + b.w && py >= b.y && py < b.y + b.h;
                         sum += inside ? texture(object_waves_, (px - b.x) * inv, (py - b.y) * inv)
                                       : texture(background_waves_, px, py);
                     }
@@ -159,24 +154,21 @@ void SyntheticScene::render(int frame, std::vector<std::uint8_t>& luma, bool noi
                 v = sum / (kSuper * kSuper);
             }
             if (noise && spec_.noise_sigma > 0) v += gauss(rng);
-            luma[static_cast<std::size_t>(y) * W + x] =
-                static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+            luma[static_cast<std::size_t>(y) * W + x] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
         }
     }
 }
 
-std::vector<TruthBox> write_synthetic_clip(const std::string& path, const SyntheticClipSpec& spec,
-                                           std::string* error) {
+std::vector<TruthBox> write_synthetic_clip(const std::string& path, const SyntheticClipSpec& spec, std::string* error) {
     return write_frames(path, spec, error);
 }
 
-std::vector<TruthBox> write_synthetic_sequence(const std::string& pattern,
-                                               const SyntheticClipSpec& spec, std::string* error) {
+std::vector<TruthBox> write_synthetic_sequence(const std::string& pattern, const SyntheticClipSpec& spec,
+                                               std::string* error) {
     return write_frames(pattern, spec, error);
 }
 
-std::vector<TruthBox> write_otb_folder(const std::string& dir, const SyntheticClipSpec& spec,
-                                       std::string* error) {
+std::vector<TruthBox> write_otb_folder(const std::string& dir, const SyntheticClipSpec& spec, std::string* error) {
     std::vector<TruthBox> truth = write_frames(dir + "/img/%05d.jpg", spec, error);
     if (truth.empty()) return truth;
     std::ofstream gt(dir + "/groundtruth_rect.txt");
@@ -192,20 +184,18 @@ std::vector<TruthBox> write_otb_folder(const std::string& dir, const SyntheticCl
     return truth;
 }
 
-double mean_abs_diff(const std::uint8_t* a, std::size_t pitch_a, const std::uint8_t* b,
-                     std::size_t pitch_b, int w, int h) {
+double mean_abs_diff(const std::uint8_t* a, std::size_t pitch_a, const std::uint8_t* b, std::size_t pitch_b, int w,
+                     int h) {
     if (w <= 0 || h <= 0) return 0;
     double sum = 0;
     for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x)
-            sum += std::abs(int(a[y * pitch_a + x]) - int(b[y * pitch_b + x]));
+        for (int x = 0; x < w; ++x) sum += std::abs(int(a[y * pitch_a + x]) - int(b[y * pitch_b + x]));
     return sum / (static_cast<double>(w) * h);
 }
 
 TempDir::TempDir(const std::string& tag) {
     const char* base = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(base && *base ? base : "/tmp") + "/corrtrack-" + tag + "-XXXXXX";
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/corrtrack-" + tag + "-XXXXXX";
     std::vector<char> buf(templ.begin(), templ.end());
     buf.push_back('\0');
     if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed for " + templ);

@@ -22,16 +22,16 @@ struct SyntheticClipSpec {
     int object_width = 40, object_height = 32;
     int frames = 60;
     double fps = 25.0;
-    double noise_sigma = 2.0;         // grey levels, per pixel and frame
-    std::uint32_t seed = 1;           // textures and noise; same seed, same clip
+    double noise_sigma = 2.0;                   // grey levels, per pixel and frame
+    std::uint32_t seed = 1;                     // textures and noise; same seed, same clip
     double start_x = 60.0, start_y = 70.0;      // object top-left at frame 0
     double velocity_x = 1.7, velocity_y = 0.9;  // pixels per frame
-    double wobble_amplitude = 0.6;    // pixels: a sinusoid on top of the straight motion
-    double wobble_period = 7.0;       // frames (not an integer ratio, so phases keep moving)
-    double scale_per_frame = 1.0;     // the object's size is multiplied by this every frame
-                                      // (about its centre, texture scaled with it)
-    int crf = 0;                      // encoder quality: 0 is lossless x264 / finest JPEG
-    std::string codec;                // empty: VideoWriter's default for the file name
+    double wobble_amplitude = 0.6;              // pixels: a sinusoid on top of the straight motion
+    double wobble_period = 7.0;                 // frames (not an integer ratio, so phases keep moving)
+    double scale_per_frame = 1.0;               // the object's size is multiplied by this every frame
+                                                // (about its centre, texture scaled with it)
+    int crf = 0;                                // encoder quality: 0 is lossless x264 / finest JPEG
+    std::string codec;                          // empty: VideoWriter's default for the file name
 };
 
 // Renders frames of a spec. The object's texture is a continuous function of object-local
@@ -62,19 +62,17 @@ private:
 
 // Writes every frame of spec to path (container and codec from the name, see VideoWriter)
 // and returns the ground truth; empty with *error on failure.
-std::vector<TruthBox> write_synthetic_clip(const std::string& path, const SyntheticClipSpec& spec,
-                                           std::string* error);
+std::vector<TruthBox> write_synthetic_clip(const std::string& path, const SyntheticClipSpec& spec, std::string* error);
 // Same through the image2 muxer: pattern like "dir/img/%05d.png" (or .jpg), files from 1.
-std::vector<TruthBox> write_synthetic_sequence(const std::string& pattern,
-                                               const SyntheticClipSpec& spec, std::string* error);
+std::vector<TruthBox> write_synthetic_sequence(const std::string& pattern, const SyntheticClipSpec& spec,
+                                               std::string* error);
 // An OTB-style folder: dir/img/00001.jpg ... and dir/groundtruth_rect.txt (x,y,w,h per line,
 // 1-based top-left as OTB has it). Returns the 0-based truth.
-std::vector<TruthBox> write_otb_folder(const std::string& dir, const SyntheticClipSpec& spec,
-                                       std::string* error);
+std::vector<TruthBox> write_otb_folder(const std::string& dir, const SyntheticClipSpec& spec, std::string* error);
 
 // Mean |a - b| over a w x h region of two grey images.
-double mean_abs_diff(const std::uint8_t* a, std::size_t pitch_a, const std::uint8_t* b,
-                     std::size_t pitch_b, int w, int h);
+double mean_abs_diff(const std::uint8_t* a, std::size_t pitch_a, const std::uint8_t* b, std::size_t pitch_b, int w,
+                     int h);
 
 // A fresh directory (mkdtemp under $TMPDIR or /tmp) removed with everything in it by the
 // destructor, unless CORRTRACK_KEEP_TEMP is set in the environment.

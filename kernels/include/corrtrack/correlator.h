@@ -27,7 +27,8 @@ struct NccProblem {
     Size templ;
     Rect roi;
     int templates = 1;
-    int template_roi_step = 0;  // rows between the rois of successive templates: 0 = all templates search the same roi (JPDC one-to-many); roi.height = one patch per template stacked in an atlas (template k searches roi shifted down by k*step)
+    int template_roi_step =
+        0;  // rows between the rois of successive templates: 0 = all templates search the same roi (JPDC one-to-many); roi.height = one patch per template stacked in an atlas (template k searches roi shifted down by k*step)
 
     // The roi template k searches.
     Rect roi_of(int k) const { return {roi.x, roi.y + k * template_roi_step, roi.width, roi.height}; }
@@ -69,8 +70,8 @@ struct KernelEntry {
     const char* name;
     Device device;
     const char* summary;
-    bool (*available)();                       // can it run on this machine right now?
-    std::unique_ptr<Correlator> (*create)();   // only call when available()
+    bool (*available)();                      // can it run on this machine right now?
+    std::unique_ptr<Correlator> (*create)();  // only call when available()
 };
 
 // Explicit, ordered list: cpu_ref first, then CPU kernels, then CUDA kernels.

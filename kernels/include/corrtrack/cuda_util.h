@@ -20,45 +20,55 @@
 namespace corrtrack {
 
 [[noreturn]] inline void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {
-    throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(err) + " (" +
-                             cudaGetErrorString(err) + ") in " + call + " at " + file + ":" +
-                             std::to_string(line));
+    throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
+                             ") in " + call + " at " + file + ":" + std::to_string(line));
 }
 
 // cuFFT reports a cufftResult; taken as int so this header needs no cufft.h.
 [[noreturn]] inline void cufft_fail(int result, const char* call, const char* file, int line) {
-    static const char* const kNames[] = {
-        "CUFFT_SUCCESS", "CUFFT_INVALID_PLAN", "CUFFT_ALLOC_FAILED", "CUFFT_INVALID_TYPE",
-        "CUFFT_INVALID_VALUE", "CUFFT_INTERNAL_ERROR", "CUFFT_EXEC_FAILED", "CUFFT_SETUP_FAILED",
-        "CUFFT_INVALID_SIZE", "CUFFT_UNALIGNED_DATA", "CUFFT_INCOMPLETE_PARAMETER_LIST",
-        "CUFFT_INVALID_DEVICE", "CUFFT_PARSE_ERROR", "CUFFT_NO_WORKSPACE", "CUFFT_NOT_IMPLEMENTED",
-        "CUFFT_LICENSE_ERROR", "CUFFT_NOT_SUPPORTED", "CUFFT_MISSING_DEPENDENCY",
-        "CUFFT_NVRTC_FAILURE", "CUFFT_NVJITLINK_FAILURE", "CUFFT_NVSHMEM_FAILURE"};
+    static const char* const kNames[] = {"CUFFT_SUCCESS",
+                                         "CUFFT_INVALID_PLAN",
+                                         "CUFFT_ALLOC_FAILED",
+                                         "CUFFT_INVALID_TYPE",
+                                         "CUFFT_INVALID_VALUE",
+                                         "CUFFT_INTERNAL_ERROR",
+                                         "CUFFT_EXEC_FAILED",
+                                         "CUFFT_SETUP_FAILED",
+                                         "CUFFT_INVALID_SIZE",
+                                         "CUFFT_UNALIGNED_DATA",
+                                         "CUFFT_INCOMPLETE_PARAMETER_LIST",
+                                         "CUFFT_INVALID_DEVICE",
+                                         "CUFFT_PARSE_ERROR",
+                                         "CUFFT_NO_WORKSPACE",
+                                         "CUFFT_NOT_IMPLEMENTED",
+                                         "CUFFT_LICENSE_ERROR",
+                                         "CUFFT_NOT_SUPPORTED",
+                                         "CUFFT_MISSING_DEPENDENCY",
+                                         "CUFFT_NVRTC_FAILURE",
+                                         "CUFFT_NVJITLINK_FAILURE",
+                                         "CUFFT_NVSHMEM_FAILURE"};
     const bool known = result >= 0 && result < static_cast<int>(sizeof kNames / sizeof kNames[0]);
     throw std::runtime_error(std::string("cuFFT error ") + (known ? kNames[result] : "unknown") + " (" +
-                             std::to_string(result) + ") in " + call + " at " + file + ":" +
-                             std::to_string(line));
+                             std::to_string(result) + ") in " + call + " at " + file + ":" + std::to_string(line));
 }
 
 }  // namespace corrtrack
 
 // Every runtime call goes through CORRTRACK_CUDA (and every cuFFT call through CORRTRACK_CUFFT)
 // so that a failure names the call, file and line.
-#define CORRTRACK_CUDA(call)                                                         \
-    do {                                                                             \
-        const cudaError_t corrtrack_err_ = (call);                                   \
-        if (corrtrack_err_ != cudaSuccess)                                           \
-            ::corrtrack::cuda_fail(corrtrack_err_, #call, __FILE__, __LINE__);       \
+#define CORRTRACK_CUDA(call)                                                                                  \
+    do {                                                                                                      \
+        const cudaError_t corrtrack_err_ = (call);                                                            \
+        if (corrtrack_err_ != cudaSuccess) ::corrtrack::cuda_fail(corrtrack_err_, #call, __FILE__, __LINE__); \
     } while (0)
 
 // After a launch: catches bad configurations at once (asynchronous faults surface later).
 #define CORRTRACK_CUDA_LAUNCHED() CORRTRACK_CUDA(cudaGetLastError())
 
-#define CORRTRACK_CUFFT(call)                                                        \
-    do {                                                                             \
-        const int corrtrack_fft_err_ = static_cast<int>(call);                       \
-        if (corrtrack_fft_err_ != 0)                                                 \
-            ::corrtrack::cufft_fail(corrtrack_fft_err_, #call, __FILE__, __LINE__);  \
+#define CORRTRACK_CUFFT(call)                                                                                \
+    do {                                                                                                     \
+        const int corrtrack_fft_err_ = static_cast<int>(call);                                               \
+        if (corrtrack_fft_err_ != 0) ::corrtrack::cufft_fail(corrtrack_fft_err_, #call, __FILE__, __LINE__); \
     } while (0)
 
 namespace corrtrack {
@@ -71,7 +81,9 @@ template <typename T>
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
-    ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
+    ~DeviceBuffer() {
+        if (ptr_) cudaFree(ptr_);
+    }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     T* ensure(std::size_t count) {
@@ -96,7 +108,9 @@ template <typename T>
 class PinnedBuffer {
 public:
     explicit PinnedBuffer(unsigned flags = cudaHostAllocDefault) : flags_(flags) {}
-    ~PinnedBuffer() { if (ptr_) cudaFreeHost(ptr_); }
+    ~PinnedBuffer() {
+        if (ptr_) cudaFreeHost(ptr_);
+    }
     PinnedBuffer(const PinnedBuffer&) = delete;
     PinnedBuffer& operator=(const PinnedBuffer&) = delete;
     T* ensure(std::size_t count) {
@@ -123,11 +137,13 @@ public:
     explicit CudaStream(unsigned flags = cudaStreamNonBlocking) {
         CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream_, flags));
     }
-    ~CudaStream() { if (stream_) cudaStreamDestroy(stream_); }
+    ~CudaStream() {
+        if (stream_) cudaStreamDestroy(stream_);
+    }
     CudaStream(const CudaStream&) = delete;
     CudaStream& operator=(const CudaStream&) = delete;
-    Stream get() const { return stream_; }           // for interfaces
-    cudaStream_t cuda() const { return stream_; }    // for CUDA calls
+    Stream get() const { return stream_; }         // for interfaces
+    cudaStream_t cuda() const { return stream_; }  // for CUDA calls
     void synchronize() const { CORRTRACK_CUDA(cudaStreamSynchronize(stream_)); }
 
 private:
@@ -137,10 +153,10 @@ private:
 // An owned CUDA event; cudaEventDisableTiming for pure ordering (cheaper), default for timing.
 class CudaEvent {
 public:
-    explicit CudaEvent(unsigned flags = cudaEventDefault) {
-        CORRTRACK_CUDA(cudaEventCreateWithFlags(&event_, flags));
+    explicit CudaEvent(unsigned flags = cudaEventDefault) { CORRTRACK_CUDA(cudaEventCreateWithFlags(&event_, flags)); }
+    ~CudaEvent() {
+        if (event_) cudaEventDestroy(event_);
     }
-    ~CudaEvent() { if (event_) cudaEventDestroy(event_); }
     CudaEvent(const CudaEvent&) = delete;
     CudaEvent& operator=(const CudaEvent&) = delete;
     cudaEvent_t get() const { return event_; }

@@ -20,12 +20,9 @@ struct Rect {
     int y = 0;
     int width = 0;
     int height = 0;
-    bool operator==(const Rect& o) const {
-        return x == o.x && y == o.y && width == o.width && height == o.height;
-    }
+    bool operator==(const Rect& o) const { return x == o.x && y == o.y && width == o.width && height == o.height; }
     bool inside(Size s) const {
-        return x >= 0 && y >= 0 && width > 0 && height > 0 && x + width <= s.width &&
-               y + height <= s.height;
+        return x >= 0 && y >= 0 && width > 0 && height > 0 && x + width <= s.width && y + height <= s.height;
     }
 };
 
@@ -42,9 +39,7 @@ struct ImageView {
 
     Size size() const { return {width, height}; }
     const std::uint8_t* row(int y) const { return data + static_cast<std::size_t>(y) * pitch; }
-    ImageView sub(Rect r) const {
-        return {row(r.y) + r.x, r.width, r.height, pitch, space};
-    }
+    ImageView sub(Rect r) const { return {row(r.y) + r.x, r.width, r.height, pitch, space}; }
 };
 
 struct MapView {

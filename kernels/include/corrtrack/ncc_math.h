@@ -21,8 +21,8 @@ constexpr long long kMaxTemplatePixels = 65536;
 // TM_CCOEFF_NORMED from exact sums. All products below stay inside int64
 // (n * sii <= 65536 * 4.26e9 = 2.8e14), so the variances and the numerator are exact and a
 // flat window or template is recognised exactly (zero variance), never by an epsilon.
-CORRTRACK_HD float ncc_from_sums(std::int64_t n, std::int64_t si, std::int64_t sii,
-                                 std::int64_t sit, std::int64_t st, std::int64_t stt) {
+CORRTRACK_HD float ncc_from_sums(std::int64_t n, std::int64_t si, std::int64_t sii, std::int64_t sit, std::int64_t st,
+                                 std::int64_t stt) {
     const std::int64_t var_i = n * sii - si * si;
     const std::int64_t var_t = n * stt - st * st;
     if (var_i <= 0 || var_t <= 0) return 0.0f;

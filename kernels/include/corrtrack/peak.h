@@ -9,11 +9,11 @@
 namespace corrtrack {
 
 struct Peak {
-    int x = 0, y = 0;          // integer argmax in map coordinates
+    int x = 0, y = 0;            // integer argmax in map coordinates
     float sub_x = 0, sub_y = 0;  // refined position (x + dx, y + dy), |dx|,|dy| <= 0.5
-    float score = 0;           // map value at the argmax
-    float second = 0;          // best value outside the exclusion zone around the peak
-    float psr = 0;             // peak-to-sidelobe ratio: (score - mean) / stddev outside it
+    float score = 0;             // map value at the argmax
+    float second = 0;            // best value outside the exclusion zone around the peak
+    float psr = 0;               // peak-to-sidelobe ratio: (score - mean) / stddev outside it
 };
 
 struct PeakOptions {
