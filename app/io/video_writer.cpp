@@ -50,7 +50,7 @@ private:
     bool write(const std::uint8_t* data, std::size_t pitch, AVPixelFormat format, std::string* error);
     void pad_edges();
     bool encode(const AVFrame* frame, std::string* error);
-    // Reports the failing libav call with its line (architecture rule 4).
+    // Reports the failing libav call with its line, so a user's report says which call broke.
     bool check(int ret, const char* call, int line, std::string* error);
     void release();
 
