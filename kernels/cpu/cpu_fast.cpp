@@ -269,18 +269,13 @@ bool cpu_fast_prefers_fft(Size image, Size templ) {
 
 namespace {
 
-class CpuFast final : public Correlator {
+class CpuFast final : public CpuCorrelator {
 public:
-    const KernelInfo& info() const override { return info_; }
-    bool supports(const NccProblem& p, std::string* why) const override {
-        const std::string err = validate_problem(p);
-        if (why) *why = err;
-        return err.empty();
-    }
+    CpuFast()
+        : CpuCorrelator(
+              {"cpu_fast", Device::kCpu, "integral-image window sums + direct or FFTW numerator, all cores"}) {}
     void set_template(ImageView templ, Stream) override {
-        templ_.resize(static_cast<std::size_t>(templ.width) * templ.height);
-        for (int y = 0; y < templ.height; ++y)
-            std::memcpy(&templ_[static_cast<std::size_t>(y) * templ.width], templ.row(y), templ.width);
+        copy_template(templ);
         fft_ready_.assign(fft_ready_.size(), false);
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
@@ -355,8 +350,6 @@ private:
 
     static constexpr double kFftCacheBytes = 256.0 * 1024 * 1024;
 
-    KernelInfo info_{"cpu_fast", Device::kCpu, "integral-image window sums + direct or FFTW numerator, all cores"};
-    std::vector<std::uint8_t> templ_;
     std::vector<std::unique_ptr<FftNumerator>> fft_;
     std::vector<bool> fft_ready_;  // fft_[i] holds template fft_index_[i]'s spectrum
     std::vector<int> fft_index_;

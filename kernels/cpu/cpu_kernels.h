@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "corrtrack/correlator.h"
@@ -15,6 +17,23 @@ std::unique_ptr<Correlator> make_cpu_ref();
 std::unique_ptr<Correlator> make_cpu_fast();
 std::unique_ptr<Correlator> make_cpu_opencv();  // defined only when OpenCV was found
 bool cpu_opencv_available();
+
+// What every CPU kernel shares: its description, the problem check (any valid problem runs on
+// the CPU) and a packed host copy of the template.
+class CpuCorrelator : public Correlator {
+public:
+    explicit CpuCorrelator(KernelInfo info) : info_(std::move(info)) {}
+    const KernelInfo& info() const override { return info_; }
+    bool supports(const NccProblem& p, std::string* why) const override;
+
+protected:
+    // Copies templ's rows into templ_ (packed, pitch == width).
+    void copy_template(ImageView templ);
+    std::vector<std::uint8_t> templ_;
+
+private:
+    KernelInfo info_;
+};
 
 // SIT for every valid position of templ over image, straight from the definition, in
 // unsigned 32 bits (exact for templates up to 65536 pixels). Rows run on all cores.

@@ -9,17 +9,13 @@
 namespace corrtrack {
 namespace {
 
-class CpuOpenCv final : public Correlator {
+class CpuOpenCv final : public CpuCorrelator {
 public:
-    const KernelInfo& info() const override { return info_; }
-    bool supports(const NccProblem& p, std::string* why) const override {
-        const std::string err = validate_problem(p);
-        if (why) *why = err;
-        return err.empty();
-    }
+    CpuOpenCv()
+        : CpuCorrelator({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED (float), a peer"}) {}
     void set_template(ImageView templ, Stream) override {
         cv::Mat view(templ.height, templ.width, CV_8UC1, const_cast<std::uint8_t*>(templ.data), templ.pitch);
-        view.copyTo(templ_);
+        view.copyTo(templ_mat_);
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
         const Size o = p.out_size();
@@ -31,7 +27,7 @@ public:
         for (int k = 0; k < p.templates; ++k) {
             const ImageView roi = frame.sub(p.roi_of(k));
             const cv::Mat image(roi.height, roi.width, CV_8UC1, const_cast<std::uint8_t*>(roi.data), roi.pitch);
-            const cv::Mat t = templ_.rowRange(k * p.templ.height, (k + 1) * p.templ.height);
+            const cv::Mat t = templ_mat_.rowRange(k * p.templ.height, (k + 1) * p.templ.height);
             cv::Mat dst(o.height, o.width, CV_32FC1, out.row(k * o.height), out.pitch * sizeof(float));
             cv::matchTemplate(image, t, dst, cv::TM_CCOEFF_NORMED);
             const ImageView tv{t.data, t.cols, t.rows, t.step, MemorySpace::kHost};
@@ -50,8 +46,7 @@ public:
     }
 
 private:
-    KernelInfo info_{"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED (float), a peer"};
-    cv::Mat templ_;
+    cv::Mat templ_mat_;  // OpenCV's own copy (the base's packed copy is unused)
     IntegralImages integral_;
 };
 

@@ -9,19 +9,13 @@
 namespace corrtrack {
 namespace {
 
-class CpuRef final : public Correlator {
+class CpuRef final : public CpuCorrelator {
 public:
-    const KernelInfo& info() const override { return info_; }
-    bool supports(const NccProblem& p, std::string* why) const override {
-        const std::string err = validate_problem(p);
-        if (why) *why = err;
-        return err.empty();
-    }
+    CpuRef()
+        : CpuCorrelator({"cpu_ref", Device::kCpu, "brute-force exact sums per window, double combine: the oracle"}) {}
     void set_template(ImageView templ, Stream) override {
         templ_size_ = {templ.width, templ.height};
-        templ_.resize(static_cast<std::size_t>(templ.width) * templ.height);
-        for (int y = 0; y < templ.height; ++y)
-            std::memcpy(&templ_[static_cast<std::size_t>(y) * templ.width], templ.row(y), templ.width);
+        copy_template(templ);
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
         const Size o = p.out_size();
@@ -52,9 +46,7 @@ public:
     }
 
 private:
-    KernelInfo info_{"cpu_ref", Device::kCpu, "brute-force exact sums per window, double combine: the oracle"};
     Size templ_size_;
-    std::vector<std::uint8_t> templ_;
 };
 
 }  // namespace
