@@ -11,7 +11,7 @@ extern "C" {
 #include <libavutil/log.h>
 }
 
-#include "app/pipeline/frame_ring.h"
+#include "app/pipeline/frame_session.h"
 #include "app/pipeline/track_loop.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -36,15 +36,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     to.scales = 1 + (data[0] >> 6);  // 1..4
     MultiTracker tracker(to);
     if (!tracker.set_kernel(to.kernel, &error)) std::abort();
-    FramePipeline pipeline(std::move(source), 4);
-    const Size s = pipeline.size();
+    SessionOptions opts;
+    opts.slots = 4;
+    FrameSession session(tracker, std::move(source), opts);
+    const Size s = session.size();
     if (s.width < 16 || s.height < 16) return 0;
     const std::vector<BoxF> boxes{{s.width / 4.0, s.height / 4.0, s.width / 2.0, s.height / 2.0}};
     TrackLoopOptions lo;
     lo.max_frames = 24;
     TrackLoopStats st;
     run_track_loop(
-        pipeline, tracker, boxes, lo,
+        session, boxes, lo,
         [&](const LoopFrame&, std::vector<TrackResult>& results, std::string*) {
             if (results.size() != boxes.size()) std::abort();
             return true;
