@@ -5,7 +5,8 @@
 # shadow would swamp it). GPU tests skip themselves without a GPU.
 #   scripts/sanitize.sh                   ASan + UBSan build, all CPU tests
 #   SANITIZE_TSAN=1 scripts/sanitize.sh   also a ThreadSanitizer build (build-tsan/) running the
-#                                         pipeline, track-loop and signal tests
+#                                         pipeline, frame-session, track-loop, signal, several-
+#                                         stream and video-queue tests
 #   SANITIZE_BUILD_ONLY=1                 configure and build only
 # CORRTRACK_CUDA_ARCHS narrows the CUDA targets as for setup.sh (CI uses 90).
 set -euo pipefail
@@ -33,15 +34,16 @@ cmake --build "$san" -j "$jobs"
 if [ "${SANITIZE_TSAN:-0}" = 1 ]; then
   tsan="$here/build-tsan"
   configure "$tsan" thread
-  cmake --build "$tsan" -j "$jobs" --target test_pipeline test_signals corrtrack
+  cmake --build "$tsan" -j "$jobs" --target test_pipeline test_signals test_streams test_camera_video corrtrack
 fi
 [ "${SANITIZE_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 echo "sanitize: CPU tests under ASan + UBSan"
 ctest --test-dir "$san" --output-on-failure -j "$jobs" -LE soak
 if [ "${SANITIZE_TSAN:-0}" = 1 ]; then
-  echo "sanitize: pipeline tests under TSan"
+  echo "sanitize: pipeline, stream and video-queue tests under TSan"
   # SecondSignal is left out here: TSan defers a signal's handler until the thread leaves the
   # call it is in, and that test's process is blocked for good in write() on a full FIFO.
-  ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -R 'Pipeline|TrackLoop|Signals' -E 'SecondSignal'
+  ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -R 'Pipeline|FrameSession|TrackLoop|Signals|Streams|AsyncVideo' \
+    -E 'SecondSignal'
 fi
