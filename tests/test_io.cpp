@@ -81,10 +81,19 @@ SyntheticClipSpec small_spec(int frames = 24) {
     return spec;
 }
 
-// Mean |decoded - truth| over the truth's size (a padded decode may be larger).
-double luma_error(const Frame& f, const SyntheticScene& scene) {
+// The raw Y value a limited-range (MPEG) YUV clip stores for grey v: luma is the Y plane as
+// decoded, not expanded back to 0..255 (the video writer's rounding).
+std::uint8_t limited_y(std::uint8_t v) { return static_cast<std::uint8_t>(16 + (v * 219 + 127) / 255); }
+
+enum class Range { kFull, kLimited };
+
+// Mean |decoded - truth| over the truth's size (a padded decode may be larger); a limited-range
+// clip is compared with its raw Y values.
+double luma_error(const Frame& f, const SyntheticScene& scene, Range range = Range::kFull) {
     std::vector<std::uint8_t> truth;
     scene.render(static_cast<int>(f.index), truth);
+    if (range == Range::kLimited)
+        for (std::uint8_t& v : truth) v = limited_y(v);
     const auto& s = scene.spec();
     return mean_abs_diff(f.luma.data(), static_cast<std::size_t>(f.width), truth.data(),
                          static_cast<std::size_t>(s.width), s.width, s.height);
@@ -160,7 +169,7 @@ TEST(Writer, LossyCrfStaysCloseToTruth) {
         const Frame& f = r.frames[i];
         EXPECT_EQ(f.index, static_cast<long>(i));
         EXPECT_NEAR(f.pts, i / 25.0, 1e-3) << "B-frames reorder; pts must not";
-        EXPECT_LT(luma_error(f, scene), 3.0) << "frame " << i;
+        EXPECT_LT(luma_error(f, scene, Range::kLimited), 3.0) << "frame " << i;
     }
 }
 
@@ -187,7 +196,7 @@ TEST(Writer, OddSizeIsPaddedForYuv420AndKeptForLossless) {
         ASSERT_EQ(r.frames.size(), 6u);
         const Frame& f = r.frames[0];
         ASSERT_EQ(f.size(), expected);
-        EXPECT_LT(luma_error(f, scene), crf == 0 ? 0.01 : 3.0);
+        EXPECT_LT(luma_error(f, scene, crf == 0 ? Range::kFull : Range::kLimited), crf == 0 ? 0.01 : 3.0);
         if (crf != 0) {
             // The pad repeats the last column and row.
             const std::uint8_t* l = f.luma.data();
@@ -861,8 +870,7 @@ bool write_h264_420(const std::string& path, const SyntheticClipSpec& spec, bool
         for (int y = 0; y < spec.height; ++y)
             for (int x = 0; x < spec.width; ++x) {
                 const int v = luma[static_cast<std::size_t>(y) * spec.width + x];
-                frame->data[0][y * frame->linesize[0] + x] =
-                    static_cast<std::uint8_t>(full_range ? v : 16 + (v * 219 + 127) / 255);
+                frame->data[0][y * frame->linesize[0] + x] = full_range ? v : limited_y(v);
             }
         for (int p = 1; p < 3; ++p)
             for (int y = 0; y < spec.height / 2; ++y)
@@ -878,6 +886,65 @@ bool write_h264_420(const std::string& path, const SyntheticClipSpec& spec, bool
         return false;
     }
     return true;
+}
+
+// The Y planes of every frame as libavcodec decodes them, with no conversion: what the
+// tracker's luma must be for YUV input.
+std::vector<std::vector<std::uint8_t>> raw_y_planes(const std::string& path) {
+    std::vector<std::vector<std::uint8_t>> planes;
+    AVFormatContext* raw = nullptr;
+    if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return planes;
+    std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fc(
+        raw, [](AVFormatContext* c) { avformat_close_input(&c); });
+    if (avformat_find_stream_info(fc.get(), nullptr) < 0) return planes;
+    const int si = av_find_best_stream(fc.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    if (si < 0) return planes;
+    const AVCodec* codec = avcodec_find_decoder(fc->streams[si]->codecpar->codec_id);
+    std::unique_ptr<AVCodecContext, CodecFreer> cc(avcodec_alloc_context3(codec));
+    if (!codec || !cc || avcodec_parameters_to_context(cc.get(), fc->streams[si]->codecpar) < 0 ||
+        avcodec_open2(cc.get(), codec, nullptr) < 0)
+        return planes;
+    std::unique_ptr<AVPacket, PacketFreer> pkt(av_packet_alloc());
+    std::unique_ptr<AVFrame, FrameFreer> frame(av_frame_alloc());
+    auto drain = [&] {
+        while (avcodec_receive_frame(cc.get(), frame.get()) >= 0) {
+            std::vector<std::uint8_t> y(static_cast<std::size_t>(frame->width) * frame->height);
+            for (int r = 0; r < frame->height; ++r)
+                std::memcpy(&y[static_cast<std::size_t>(r) * frame->width],
+                            frame->data[0] + static_cast<std::ptrdiff_t>(r) * frame->linesize[0], frame->width);
+            planes.push_back(std::move(y));
+        }
+    };
+    while (av_read_frame(fc.get(), pkt.get()) >= 0) {
+        if (pkt->stream_index == si && avcodec_send_packet(cc.get(), pkt.get()) >= 0) drain();
+        av_packet_unref(pkt.get());
+    }
+    avcodec_send_packet(cc.get(), nullptr);
+    drain();
+    return planes;
+}
+
+// Software decode hands the tracker YUV's Y plane as decoded, limited range or full: no
+// range expansion, the same bytes NVDEC leaves on the device.
+TEST(Nvdec, SoftwareLumaIsTheRawYPlane) {
+    TempDir dir("io");
+    std::string error;
+    for (bool full : {false, true}) {
+        SCOPED_TRACE(full ? "full range" : "limited range");
+        const std::string path = dir.file(full ? "full.mp4" : "limited.mp4");
+        ASSERT_TRUE(write_h264_420(path, small_spec(12), full, &error)) << error;
+        const auto raw = raw_y_planes(path);
+        const Decoded sw = decode(path, DecodeMode::kSoftware, /*want_rgb=*/true);
+        ASSERT_EQ(raw.size(), 12u);
+        ASSERT_EQ(sw.luma.size(), raw.size()) << sw.error;
+        for (std::size_t i = 0; i < raw.size(); ++i) EXPECT_EQ(luma_diff(sw.luma[i], raw[i]).max, 0) << "frame " << i;
+        // Limited range stays in 16..235 (the scene's 0..255 stored as video levels).
+        const auto [lo, hi] = std::minmax_element(sw.luma[5].begin(), sw.luma[5].end());
+        if (!full) {
+            EXPECT_GE(*lo, 14);
+            EXPECT_LE(*hi, 237);
+        }
+    }
 }
 
 // Without a GPU, --decode nvdec opens, says why it decodes on the CPU, and decodes exactly
@@ -899,10 +966,13 @@ TEST(Nvdec, WithoutGpuDecodesOnTheCpuAndSaysWhy) {
         EXPECT_EQ(sw.status, ReadStatus::kEnd) << sw.error;
         EXPECT_EQ(sw.mode, "sw");
         EXPECT_EQ(sw.note, "");
-        // The clip writers' range flags: the software decode gives the scene back either way.
+        // The software decode gives the Y values as stored: the scene, limited to 16..235 in
+        // the limited-range clip.
         SyntheticScene scene(small_spec(20));
         std::vector<std::uint8_t> truth;
         scene.render(7, truth);
+        if (path == lossy)
+            for (std::uint8_t& v : truth) v = limited_y(v);
         EXPECT_LT(mean_abs_diff(sw.luma[7].data(), 320, truth.data(), 320, 320, 240), 3.0);
 
         const Decoded nv = decode(path, DecodeMode::kNvdec, true, /*want_host_luma=*/false);
@@ -965,7 +1035,7 @@ TEST(NvdecGpu, DeviceFramesMatchTheSoftwareDecode) {
     for (std::size_t i = 0; i < nv.luma.size(); ++i) {
         EXPECT_TRUE(nv.rgb[i].empty());
         const Diff d = luma_diff(nv.luma[i], sw.luma[i]);
-        EXPECT_LT(d.mean, 0.5) << "frame " << i << ", max " << d.max;
+        EXPECT_EQ(d.max, 0) << "frame " << i << ", mean " << d.mean;
         if (i == 0 || d.max > 0) std::printf("frame %zu: mean %.4f max %d\n", i, d.mean, d.max);
     }
     EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
@@ -988,7 +1058,7 @@ TEST(NvdecGpu, HostLumaAndRgbComeWithTheDevicePlane) {
     EXPECT_EQ(nv.host_luma_frames, 20);
     for (std::size_t i = 0; i < nv.luma.size(); ++i) {
         const Diff d = luma_diff(nv.luma[i], sw.luma[i]);
-        EXPECT_LT(d.mean, 0.5) << "frame " << i << ", max " << d.max;
+        EXPECT_EQ(d.max, 0) << "frame " << i << ", mean " << d.mean;
         const Diff c = luma_diff(nv.rgb[i], sw.rgb[i]);  // NV12 vs planar 4:2:0 through swscale
         EXPECT_LT(c.mean, 1.0) << "rgb of frame " << i << ", max " << c.max;
     }
@@ -1008,9 +1078,9 @@ TEST(NvdecGpu, HoldingHeldFramesKeepsDecoding) {
     EXPECT_EQ(nv.device_frames, 40);
 }
 
-// Limited range: the device plane holds the raw Y values; the software path expands them to
-// 0..255. Expanding the device plane gives the software luma back.
-TEST(NvdecGpu, LimitedRangeDevicePlaneIsTheRawYPlane) {
+// Limited range: NVDEC's device plane and the software decode both give the raw Y values
+// (no range expansion), so the two are the same bytes and track the same boxes.
+TEST(NvdecGpu, LimitedRangeDevicePlaneEqualsTheSoftwareLuma) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine: NVDEC test skipped";
     TempDir dir("io");
     std::string error;
@@ -1021,12 +1091,8 @@ TEST(NvdecGpu, LimitedRangeDevicePlaneIsTheRawYPlane) {
     EXPECT_EQ(nv.mode, "nvdec") << nv.note;
     ASSERT_EQ(nv.luma.size(), sw.luma.size());
     for (std::size_t i = 0; i < nv.luma.size(); ++i) {
-        std::vector<std::uint8_t> expanded(nv.luma[i].size());
-        for (std::size_t p = 0; p < expanded.size(); ++p)
-            expanded[p] =
-                static_cast<std::uint8_t>(std::clamp(std::lround((nv.luma[i][p] - 16) * 255.0 / 219.0), 0L, 255L));
-        const Diff d = luma_diff(expanded, sw.luma[i]);
-        EXPECT_LT(d.mean, 1.0) << "frame " << i << ", max " << d.max;
+        const Diff d = luma_diff(nv.luma[i], sw.luma[i]);
+        EXPECT_EQ(d.max, 0) << "frame " << i << ", mean " << d.mean;
     }
 }
 

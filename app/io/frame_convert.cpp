@@ -25,6 +25,20 @@ AVPixelFormat without_jpeg_range(AVPixelFormat f, bool* full_range) {
     }
 }
 
+// YUV of any layout: the tracker takes its Y values as they are (no range expansion), as
+// NVDEC's device plane gives them, so every decoder hands the tracker the same pixels.
+bool is_yuv(AVPixelFormat f) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f);
+    return d && d->nb_components >= 3 && !(d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL));
+}
+
+// 8-bit Y in a plane of its own (yuv420p, nv12, yuvj422p, ...): copied row by row.
+bool has_plain_y_plane(AVPixelFormat f) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f);
+    return is_yuv(f) && !(d->flags & AV_PIX_FMT_FLAG_BE) && d->comp[0].plane == 0 && d->comp[0].step == 1 &&
+           d->comp[0].offset == 0 && d->comp[0].shift == 0 && d->comp[0].depth == 8;
+}
+
 }  // namespace
 
 #define CT_AV_CHECK(call) check((call), #call, __LINE__)
@@ -94,10 +108,10 @@ bool FrameConverter::prepare_conversion(const AVFrame* f) {
              : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL ? SWS_CS_BT2020
                                                                                              : SWS_CS_ITU601;
     const int* coeffs = sws_getCoefficients(cs);
-    for (SwsContext* s : {gray_sws_.get(), rgb_sws_.get()}) {
-        // Fails (-1) for RGB and grey sources, which have no YUV range to set: harmless.
-        if (s) sws_setColorspaceDetails(s, coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16, 1 << 16);
-    }
+    // Fails (-1) for RGB and grey sources, which have no YUV range to set: harmless. Grey
+    // output keeps YUV's Y values (source range = output range); RGB is expanded for display.
+    sws_setColorspaceDetails(gray_sws_.get(), coeffs, 1, coeffs, 1, 0, 1 << 16, 1 << 16);
+    if (rgb_sws_) sws_setColorspaceDetails(rgb_sws_.get(), coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16, 1 << 16);
     conversion_key_ = key;
     return true;
 }
@@ -120,6 +134,14 @@ bool FrameConverter::convert_host(const AVFrame* f, Frame& out) {
     out.width = w;
     out.height = h;
     out.luma.resize(static_cast<std::size_t>(w) * h);
+    if (Size{f->width, f->height} == out_size_ && has_plain_y_plane(static_cast<AVPixelFormat>(f->format))) {
+        for (int y = 0; y < h; ++y)
+            std::memcpy(out.luma.data() + static_cast<std::size_t>(y) * w,
+                        f->data[0] + static_cast<std::ptrdiff_t>(y) * f->linesize[0], w);
+        if (want_rgb_) return scale_rgb(f, out);
+        out.rgb.clear();
+        return true;
+    }
     uint8_t* gray_dst[4] = {out.luma.data(), nullptr, nullptr, nullptr};
     int gray_stride[4] = {w, 0, 0, 0};
     if (sws_scale(gray_sws_.get(), f->data, f->linesize, 0, f->height, gray_dst, gray_stride) != h) {

@@ -1,6 +1,8 @@
-// Decoded AVFrames into Frame pixels: software frames through swscale to GRAY8 (limited-range
-// video expanded to 0..255, the colour matrix from the frame's tags) and RGB24; NVDEC frames
-// keep their Y plane on the device (raw values), with host copies only where asked for. Every
+// Decoded AVFrames into Frame pixels. Luma is YUV's raw Y plane whatever the decoder (no range
+// expansion: software and NVDEC frames give the tracker the same values; 8-bit planes are
+// copied, other layouts go through swscale), other inputs (RGB, palette, grey) convert to Y
+// once; RGB24 for display is range-expanded with the matrix from the frame's tags. NVDEC frames
+// keep their Y plane on the device, with host copies only where asked for. Every
 // frame gets the first frame's size: a frame of another size is scaled to it and counted.
 // Thread rules: belongs to the thread that owns the FrameSource; Frame::device.owner may be
 // released on any thread.
