@@ -91,9 +91,10 @@ public:
             std::fprintf(stderr,
                          "gpu search us/frame detail: set_template %.1f (%.2f calls, %.0f px), correlator run %.1f "
                          "(%.2f calls), prepare_levels %.1f (%.2f halves), sample+gradient launch %.1f, peaks launch "
-                         "%.1f, events %.1f\n",
+                         "%.1f, events %.1f; gpu: sampling %.1f, correlation %.1f, peaks %.1f\n",
                          prof_[10] * n, prof_[11] / frames_, prof_[12] / frames_, prof_[13] * n, prof_[14] / frames_,
-                         prof_[15] * n, prof_[16] / frames_, prof_[17] * n, prof_[18] * n, prof_[19] * n);
+                         prof_[15] * n, prof_[16] / frames_, prof_[17] * n, prof_[18] * n, prof_[19] * n, prof_[20] * n,
+                         prof_[21] * n, prof_[22] * n);
         }
         cudaFree(frame_);
         for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_, searched_})
@@ -264,7 +265,7 @@ private:
     // Host time (ms) per phase: before the first search of a frame (learning, planning),
     // queueing a search, waiting for it, GPU time of searches, between a search's return and
     // the next call (policy), sample(); [6] counts searches.
-    double prof_[20] = {};  // [7]: inside the row uploads, [8]: inside correlate(), [9]: pageable frames
+    double prof_[24] = {};  // [7]: inside the row uploads, [8]: inside correlate(), [9]: pageable frames
     std::chrono::steady_clock::time_point last_mark_;
     int mark_phase_ = -1;  // phase that ends at the next call (0: before search, 4: after search)
     void mark(int next_phase) {
@@ -525,6 +526,9 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     CORRTRACK_CUDA(cudaEventElapsedTime(&correlate_ms, sampled_, correlated_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&peak_ms, correlated_, peaked_));
     prof_[3] += sample_ms + correlate_ms + peak_ms;
+    prof_[20] += sample_ms;
+    prof_[21] += correlate_ms;
+    prof_[22] += peak_ms;
     if (!times) return;
     times->upload_ms += sample_ms;
     times->correlate_ms += correlate_ms;
