@@ -193,6 +193,9 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
         return false;
     }
     const long start = first - truth.begin();
+    // The scores and update fps need no per-stage split (on the GPU it costs timed events).
+    TrackerOptions tracking = options;
+    tracking.stage_times = false;
     SourceOptions so;
     so.input = seq.input;
     so.want_rgb = false;
@@ -211,7 +214,7 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
                 run.boxes.push_back(starts[k]);
                 run.lost.push_back(0);
             } else if (index == start) {
-                trackers.push_back(std::make_unique<Tracker>(options));
+                trackers.push_back(std::make_unique<Tracker>(tracking));
                 std::string why;
                 if (!trackers.back()->init(f->luma_view(), starts[k], &why)) {
                     *error = seq.name + ": " + why;

@@ -70,6 +70,7 @@ public:
         for (cudaEvent_t* e : {&begin_, &sampled_, &correlated_, &peaked_}) CORRTRACK_CUDA(cudaEventCreate(e));
         CORRTRACK_CUDA(cudaEventCreateWithFlags(&samples_ready_, cudaEventDisableTiming));
         CORRTRACK_CUDA(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming));
+        CORRTRACK_CUDA(cudaEventCreateWithFlags(&searched_, cudaEventDisableTiming));
         eager_maps_ = env_on("CORRTRACK_GPU_EAGER_MAPS");
         copy_peaks_ = env_on("CORRTRACK_GPU_COPY_PEAKS");
         full_upload_ = env_on("CORRTRACK_GPU_FULL_UPLOAD");
@@ -87,9 +88,17 @@ public:
                          "frames %.0f\n",
                          prof_[0] * n, prof_[1] * n, prof_[7] * n, prof_[8] * n, prof_[2] * n, prof_[3] * n,
                          prof_[4] * n, prof_[5] * n, prof_[6] / frames_, prof_[9]);
+            std::fprintf(stderr,
+                         "gpu search us/frame detail: set_template %.1f (%.2f calls, %.0f px), correlator run %.1f "
+                         "(%.2f calls), prepare_levels %.1f (%.2f halves), sample+gradient launch %.1f, peaks launch "
+                         "%.1f, events %.1f; gpu: sampling %.1f, correlation %.1f, peaks %.1f\n",
+                         prof_[10] * n, prof_[11] / frames_, prof_[12] / frames_, prof_[13] * n, prof_[14] / frames_,
+                         prof_[15] * n, prof_[16] / frames_, prof_[17] * n, prof_[18] * n, prof_[19] * n, prof_[20] * n,
+                         prof_[21] * n, prof_[22] * n);
         }
         cudaFree(frame_);
-        for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_}) cudaEventDestroy(e);
+        for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_, searched_})
+            cudaEventDestroy(e);
         cudaStreamDestroy(stream_);
     }
 
@@ -221,9 +230,9 @@ private:
         std::unique_ptr<Correlator> corr;
     };
 
-    // Level `k`'s pixels in `need` (level coordinates; clipped, at least one pixel) are on the
-    // device once the stream passes what this queued: rows uploaded, regions halved.
-    void need_region(int k, Rect need);
+    // Each level's pixels in need[k] (level coordinates; clipped, at least one pixel) are on
+    // the device once the stream passes what this queued: rows uploaded, regions halved.
+    void build_levels(Rect need[kMaxPyramidLevels]);
     void upload_rows(Span rows);
     struct Twin {
         std::size_t request = 0, twin = 0;  // indices in with_twins_
@@ -240,6 +249,7 @@ private:
     cudaStream_t stream_ = nullptr;
     cudaEvent_t begin_ = nullptr, sampled_ = nullptr, correlated_ = nullptr, peaked_ = nullptr;
     cudaEvent_t samples_ready_ = nullptr;
+    cudaEvent_t searched_ = nullptr;  // the end of an untimed search
     std::uint8_t* frame_ = nullptr;  // device copy of host frames
     std::size_t frame_pitch_ = 0;
     Size frame_capacity_;
@@ -255,7 +265,7 @@ private:
     // Host time (ms) per phase: before the first search of a frame (learning, planning),
     // queueing a search, waiting for it, GPU time of searches, between a search's return and
     // the next call (policy), sample(); [6] counts searches.
-    double prof_[10] = {};  // [7]: inside the row uploads, [8]: inside correlate(), [9]: pageable frames
+    double prof_[24] = {};  // [7]: inside the row uploads, [8]: inside correlate(), [9]: pageable frames
     std::chrono::steady_clock::time_point last_mark_;
     int mark_phase_ = -1;  // phase that ends at the next call (0: before search, 4: after search)
     void mark(int next_phase) {
@@ -326,60 +336,63 @@ void GpuSearch::upload_rows(Span rows) {
     have = grown;
 }
 
-void GpuSearch::need_region(int k, Rect need) {
-    const Size size = k == 0 ? levels_.level[0].size() : level_sizes_[k];
-    if (size.width <= 0 || size.height <= 0) return;
-    // Clip to the level (a patch wholly outside still reads the border pixels).
-    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
-    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
-    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
-    if (k == 0) {
-        if (host_frame_.data) upload_rows({y0, y1});
-        return;
+// Every level's need at once, so that a search costs at most one row upload and one halving
+// launch per level however many items read it (a launch is several us of host time).
+void GpuSearch::build_levels(Rect need[kMaxPyramidLevels]) {
+    Rect grow[kMaxPyramidLevels] = {};
+    for (int k = kMaxPyramidLevels - 1; k >= 1; --k) {
+        const Size size = level_sizes_[k];
+        if (need[k].width <= 0 || size.width <= 0 || size.height <= 0) continue;
+        grow[k] = region_to_build(level_valid_[k], clip_to_level(need[k], size));
+        if (grow[k].width > 0)
+            need[k - 1] = bounding_box(need[k - 1], {2 * grow[k].x, 2 * grow[k].y, 2 * grow[k].width, 2 * grow[k].height});
     }
-    Rect& have = level_valid_[k];
-    if (have.width > 0 && x0 >= have.x && y0 >= have.y && x1 <= have.x + have.width && y1 <= have.y + have.height)
-        return;
-    Rect grow{x0, y0, x1 - x0, y1 - y0};
-    if (have.width > 0) {
-        const int gx1 = std::max(x1, have.x + have.width), gy1 = std::max(y1, have.y + have.height);
-        grow.x = std::min(x0, have.x);
-        grow.y = std::min(y0, have.y);
-        grow.width = gx1 - grow.x;
-        grow.height = gy1 - grow.y;
+    const Size base = levels_.level[0].size();
+    if (need[0].width > 0 && host_frame_.data && base.width > 0 && base.height > 0) {
+        const Rect rows = clip_to_level(need[0], base);
+        upload_rows({rows.y, rows.y + rows.height});
     }
-    need_region(k - 1, {2 * grow.x, 2 * grow.y, 2 * grow.width, 2 * grow.height});
-    if (!levels_.level[k].data) {
-        const std::size_t pitch = (static_cast<std::size_t>(size.width) + 63) / 64 * 64;
-        std::uint8_t* dst = level_storage_[k].ensure(pitch * size.height);
-        levels_.level[k] = {dst, size.width, size.height, pitch, MemorySpace::kDevice};
+    for (int k = 1; k < kMaxPyramidLevels; ++k) {
+        if (grow[k].width <= 0) continue;
+        if (!levels_.level[k].data) {
+            const Size size = level_sizes_[k];
+            const std::size_t pitch = (static_cast<std::size_t>(size.width) + 63) / 64 * 64;
+            std::uint8_t* dst = level_storage_[k].ensure(pitch * size.height);
+            levels_.level[k] = {dst, size.width, size.height, pitch, MemorySpace::kDevice};
+        }
+        launch_halve(levels_.level[k - 1], level_storage_[k].get(), levels_.level[k].pitch, grow[k], stream_);
+        prof_[16] += 1;
+        level_valid_[k] = grow[k];
     }
-    const ImageView& lv = levels_.level[k];
-    launch_halve(levels_.level[k - 1], level_storage_[k].get(), lv.pitch, grow, stream_);
-    have = grow;
 }
 
 // margins[i]: extra pixels (level units) on each side of item i's region, so that what is
 // sampled right after (the template patch, inside the searched window) needs no upload.
 void GpuSearch::prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins) {
+    Rect need[kMaxPyramidLevels] = {};
     if (full_upload_) {
         int deepest = 0;
         for (const SampleItem& it : items) deepest = std::max(deepest, it.level);
-        for (int k = 1; k <= deepest; ++k) need_region(k, {0, 0, level_sizes_[k].width, level_sizes_[k].height});
-        return;
+        for (int k = 0; k <= deepest; ++k) {
+            const Size size = k == 0 ? levels_.level[0].size() : level_sizes_[k];
+            need[k] = {0, 0, size.width, size.height};
+        }
+        return build_levels(need);
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
         const SampleItem& it = items[i];
         const Size lsize = it.level == 0 ? levels_.level[0].size() : level_sizes_[it.level];
+        if (lsize.width <= 0 || lsize.height <= 0) continue;
         const LevelSample ls{it.level, it.ox, it.oy, it.scale};
-        // A patch wholly outside gives an empty rectangle, which need_region clamps to the
+        // A patch wholly outside gives an empty rectangle, which clip_to_level turns into the
         // border pixels that replication reads (as HostPyramid::level does).
         Rect r = level_region(ls, {it.width, it.height}, lsize);
         if (i < margins.size())
             r = {r.x - margins[i].width, r.y - margins[i].height, r.width + 2 * margins[i].width,
                  r.height + 2 * margins[i].height};
-        need_region(it.level, r);
+        need[it.level] = bounding_box(need[it.level], clip_to_level(r, lsize));
     }
+    build_levels(need);
 }
 
 Correlator& GpuSearch::single(const TemplateRef& t) {
@@ -391,7 +404,11 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
         s.version = t.version + 1;
     }
     if (s.version != t.version) {
+        const auto t_set = std::chrono::steady_clock::now();
         s.corr->set_template(t.image, stream_);
+        prof_[10] += ms_since(t_set);
+        prof_[11] += 1;
+        prof_[12] += static_cast<double>(t.image.width) * t.image.height;
         s.version = t.version;
     }
     return *s.corr;
@@ -463,17 +480,32 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     RankedPeak* peaks = copy_peaks_ ? peaks_.ensure(items.size()) : host_peaks_.device;
     float* host_maps = keep_maps_ && eager_maps_ ? ps.host_maps.ensure(floats) : nullptr;
 
-    CORRTRACK_CUDA(cudaEventRecord(begin_, stream_));
+    // Stage events only where a split is wanted: each timed record costs about a us of host time.
+    const bool timed = times || stats_;
+    cudaEvent_t done = timed ? peaked_ : searched_;
+    auto t_ev = std::chrono::steady_clock::now();
+    if (timed) CORRTRACK_CUDA(cudaEventRecord(begin_, stream_));
+    prof_[19] += ms_since(t_ev);
+    const auto t_prep = std::chrono::steady_clock::now();
     prepare_levels(sample_items_, sample_margins_);
+    prof_[15] += ms_since(t_prep);
+    const auto t_sample = std::chrono::steady_clock::now();
     launch_sample_patches(levels_, sample_items_, atlas, stream_);
     launch_gradient_patches(atlas, gradient_items_, stream_);
-    CORRTRACK_CUDA(cudaEventRecord(sampled_, stream_));
+    prof_[17] += ms_since(t_sample);
+    t_ev = std::chrono::steady_clock::now();
+    if (timed) CORRTRACK_CUDA(cudaEventRecord(sampled_, stream_));
+    prof_[19] += ms_since(t_ev);
     const auto t_corr = std::chrono::steady_clock::now();
     correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
     prof_[8] += ms_since(t_corr);
     launch_blend_maps(maps, blend_items_, stream_);
-    CORRTRACK_CUDA(cudaEventRecord(correlated_, stream_));
+    t_ev = std::chrono::steady_clock::now();
+    if (timed) CORRTRACK_CUDA(cudaEventRecord(correlated_, stream_));
+    prof_[19] += ms_since(t_ev);
+    const auto t_peaks = std::chrono::steady_clock::now();
     launch_ranked_peaks(maps, peak_items_, peaks, stream_);
+    prof_[18] += ms_since(t_peaks);
     if (copy_peaks_)
         CORRTRACK_CUDA(
             cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost, stream_));
@@ -481,18 +513,23 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         CORRTRACK_CUDA(cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, stream_));
         ps.host_maps_valid = true;
     }
-    CORRTRACK_CUDA(cudaEventRecord(peaked_, stream_));
+    CORRTRACK_CUDA(cudaEventRecord(done, stream_));
     // The one wait of a search: the policy's next step depends on these peaks.
     mark(2);
-    CORRTRACK_CUDA(cudaEventSynchronize(peaked_));
+    CORRTRACK_CUDA(cudaEventSynchronize(done));
     mark(4);
     prof_[6] += 1;
     for (std::size_t k = 0; k < items.size(); ++k) hits[items[k].request] = host_peaks[k];
+    if (!timed) return;
     float sample_ms = 0, correlate_ms = 0, peak_ms = 0;
     CORRTRACK_CUDA(cudaEventElapsedTime(&sample_ms, begin_, sampled_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&correlate_ms, sampled_, correlated_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&peak_ms, correlated_, peaked_));
     prof_[3] += sample_ms + correlate_ms + peak_ms;
+    prof_[20] += sample_ms;
+    prof_[21] += correlate_ms;
+    prof_[22] += peak_ms;
+    if (!times) return;
     times->upload_ms += sample_ms;
     times->correlate_ms += correlate_ms;
     times->peak_ms += peak_ms;
@@ -530,14 +567,21 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                     for (int y = 0; y < ts.height; ++y)
                         std::copy(img.row(y), img.row(y) + ts.width, &grp.pixels[k * tb + y * ts.width]);
                 }
+                const auto t_set = std::chrono::steady_clock::now();
                 grp.corr->set_template({grp.pixels.data(), ts.width, ts.height * count,
                                         static_cast<std::size_t>(ts.width), MemorySpace::kHost},
                                        stream_);
+                prof_[10] += ms_since(t_set);
+                prof_[11] += 1;
+                prof_[12] += static_cast<double>(grp.pixels.size());
             }
+            const auto t_run = std::chrono::steady_clock::now();
             grp.corr->run(atlas, batch,
                           {maps + head.map_offset, head.out.width, head.out.height * count,
                            static_cast<std::size_t>(head.out.width), MemorySpace::kDevice},
                           stream_);
+            prof_[13] += ms_since(t_run);
+            prof_[14] += 1;
             ++launches_;
         } else {
             for (std::size_t k = first; k < last; ++k) {
@@ -545,6 +589,7 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                 const SearchRequest& r = requests[it.request];
                 const NccProblem p{atlas.size(), ts, Rect{0, it.row, r.patch.width, r.patch.height}};
                 Correlator& corr = single(r.templ);
+                const auto t_run = std::chrono::steady_clock::now();
                 std::string why;
                 if (!corr.supports(p, &why))
                     throw std::runtime_error("kernel " + kernel_ + " cannot run this search: " + why);
@@ -552,6 +597,8 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                          {maps + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.out.width),
                           MemorySpace::kDevice},
                          stream_);
+                prof_[13] += ms_since(t_run);
+                prof_[14] += 1;
                 ++launches_;
             }
         }

@@ -13,6 +13,9 @@ bool parse_update_policy(const std::string& s, UpdatePolicy* out);
 
 struct TrackerOptions {
     std::string kernel = "auto";
+    // Per-stage times (upload, correlate, peak) in every result. On the GPU they cost four
+    // timed events a search; eval, which reports none, turns them off.
+    bool stage_times = true;
     // Search window side = factor x the box's longer side (both axes), plus the motion
     // prediction's uncertainty: thin and fast targets stay inside it.
     double search_factor = 2.5;

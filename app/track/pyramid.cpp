@@ -57,6 +57,28 @@ void HostPyramid::reset(ImageView frame) {
     for (Rect& r : built_) r = {};
 }
 
+Rect clip_to_level(Rect need, Size size) {
+    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
+    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
+    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
+    return {x0, y0, x1 - x0, y1 - y0};
+}
+
+Rect bounding_box(Rect a, Rect b) {
+    if (a.width <= 0 || a.height <= 0) return b;
+    if (b.width <= 0 || b.height <= 0) return a;
+    const int x0 = std::min(a.x, b.x), y0 = std::min(a.y, b.y);
+    const int x1 = std::max(a.x + a.width, b.x + b.width), y1 = std::max(a.y + a.height, b.y + b.height);
+    return {x0, y0, x1 - x0, y1 - y0};
+}
+
+Rect region_to_build(Rect have, Rect need) {
+    if (have.width > 0 && need.x >= have.x && need.y >= have.y && need.x + need.width <= have.x + have.width &&
+        need.y + need.height <= have.y + have.height)
+        return {};
+    return bounding_box(have, need);
+}
+
 ImageView HostPyramid::view(int k) const {
     if (k == 0) return base_;
     const Size s = pyramid_level_size(base_.size(), k);
@@ -67,21 +89,9 @@ ImageView HostPyramid::level(int k, Rect need) {
     k = std::clamp(k, 0, kMaxPyramidLevels - 1);
     if (k == 0) return base_;
     const Size size = pyramid_level_size(base_.size(), k);
-    // Clip to the level; grow the valid region to cover it (as one rectangle).
-    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
-    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
-    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
     Rect& have = built_[k];
-    if (have.width > 0 && x0 >= have.x && y0 >= have.y && x1 <= have.x + have.width && y1 <= have.y + have.height)
-        return view(k);
-    Rect grow{x0, y0, x1 - x0, y1 - y0};
-    if (have.width > 0) {
-        const int gx1 = std::max(x1, have.x + have.width), gy1 = std::max(y1, have.y + have.height);
-        grow.x = std::min(x0, have.x);
-        grow.y = std::min(y0, have.y);
-        grow.width = gx1 - grow.x;
-        grow.height = gy1 - grow.y;
-    }
+    const Rect grow = region_to_build(have, clip_to_level(need, size));
+    if (grow.width <= 0) return view(k);
     const ImageView src = level(k - 1, {2 * grow.x, 2 * grow.y, 2 * grow.width, 2 * grow.height});
     std::vector<std::uint8_t>& buf = storage_[k];
     buf.resize(static_cast<std::size_t>(size.width) * size.height);  // keeps capacity

@@ -33,6 +33,15 @@ void halve_image(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect r
 // Border replication reads only edge pixels, which HostPyramid::level always includes.
 Rect level_region(const LevelSample& s, Size patch, Size level_size);
 
+// `need` clipped to a level of `size`, at least one pixel (a patch wholly outside the level
+// still reads its border pixels).
+Rect clip_to_level(Rect need, Size size);
+// The smallest rectangle holding both (either may be empty).
+Rect bounding_box(Rect a, Rect b);
+// What to (re)build so that a level valid in `have` is valid in `need` too (both clipped): the
+// bounding box of the two, or empty when `have` already covers `need`.
+Rect region_to_build(Rect have, Rect need);
+
 class HostPyramid {
 public:
     // Level 0 is `frame` itself (not copied; it must outlive the use). Deeper levels are

@@ -54,7 +54,8 @@ public:
     virtual double begin_frame(ImageView frame) = 0;
     // Runs every request on the current frame; hits[i] is request i's peak. A frame has two
     // passes (0: tracking, 1: re-detection); with keep_maps, map(pass, i) shows request i's
-    // map (host memory) until the same pass of the next frame.
+    // map (host memory) until the same pass of the next frame. times: null when no stage
+    // split is wanted (the GPU then records no timing events).
     virtual void search(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
                         StageTimes* times) = 0;
     virtual MapView map(int pass, std::size_t i) const = 0;

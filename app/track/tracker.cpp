@@ -209,7 +209,8 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
         m.first[i] = m.requests.size();
         m.targets[i]->plan_track(o, fs, m.requests);
     }
-    if (!m.requests.empty()) m.backend->search(0, m.requests, m.hits, &times);
+    StageTimes* stages = o.stage_times ? &times : nullptr;
+    if (!m.requests.empty()) m.backend->search(0, m.requests, m.hits, stages);
     m.launches = m.requests.empty() ? 0 : m.backend->launches();
     m.positions = m.requests.empty() ? 0 : m.backend->positions();
     for (std::size_t i = 0; i < m.targets.size(); ++i)
@@ -223,7 +224,7 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
         m.targets[i]->plan_redetect(o, fs, m.requests);
     }
     if (!m.requests.empty()) {
-        m.backend->search(1, m.requests, m.hits, &times);
+        m.backend->search(1, m.requests, m.hits, stages);
         m.launches += m.backend->launches();
         m.positions += m.backend->positions();
         for (std::size_t i = 0; i < m.targets.size(); ++i)

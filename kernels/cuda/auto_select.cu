@@ -169,9 +169,9 @@ public:
     void set_template(ImageView templ, Stream stream) override {
         keep_template(templ, stream);
         ++templ_generation_;
-        // The kernels in use get it now; any other gets it before its first run.
-        for (auto& [name, inst] : instances_)
-            if (in_use(name)) sync_template(inst, stream);
+        // Each kernel gets it before its next run, on that run's stream (run() syncs): a
+        // tracker changes its template every frame, and the shared winner cache may name
+        // several kernels, of which a frame runs one.
     }
 
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
