@@ -52,6 +52,22 @@ Rect level_region(const LevelSample& s, Size patch, Size level) {
     return {x0, y0, x1 - x0, y1 - y0};
 }
 
+Rect clip_to_level(Rect need, Size size) {
+    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
+    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
+    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
+    return {x0, y0, x1 - x0, y1 - y0};
+}
+
+Rect region_to_build(Rect valid, Rect need) {
+    if (valid.width <= 0) return need;
+    const int x1 = need.x + need.width, y1 = need.y + need.height;
+    const int valid_x1 = valid.x + valid.width, valid_y1 = valid.y + valid.height;
+    if (need.x >= valid.x && need.y >= valid.y && x1 <= valid_x1 && y1 <= valid_y1) return {};
+    const int x0 = std::min(need.x, valid.x), y0 = std::min(need.y, valid.y);
+    return {x0, y0, std::max(x1, valid_x1) - x0, std::max(y1, valid_y1) - y0};
+}
+
 void HostPyramid::reset(ImageView frame) {
     base_ = frame;
     for (Rect& r : built_) r = {};
@@ -67,21 +83,10 @@ ImageView HostPyramid::level(int k, Rect need) {
     k = std::clamp(k, 0, kMaxPyramidLevels - 1);
     if (k == 0) return base_;
     const Size size = pyramid_level_size(base_.size(), k);
-    // Clip to the level; grow the valid region to cover it (as one rectangle).
-    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
-    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
-    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
+    // Grow the valid region to cover the clipped need (as one rectangle).
     Rect& have = built_[k];
-    if (have.width > 0 && x0 >= have.x && y0 >= have.y && x1 <= have.x + have.width && y1 <= have.y + have.height)
-        return view(k);
-    Rect grow{x0, y0, x1 - x0, y1 - y0};
-    if (have.width > 0) {
-        const int gx1 = std::max(x1, have.x + have.width), gy1 = std::max(y1, have.y + have.height);
-        grow.x = std::min(x0, have.x);
-        grow.y = std::min(y0, have.y);
-        grow.width = gx1 - grow.x;
-        grow.height = gy1 - grow.y;
-    }
+    const Rect grow = region_to_build(have, clip_to_level(need, size));
+    if (grow.width <= 0) return view(k);
     const ImageView src = level(k - 1, {2 * grow.x, 2 * grow.y, 2 * grow.width, 2 * grow.height});
     std::vector<std::uint8_t>& buf = storage_[k];
     buf.resize(static_cast<std::size_t>(size.width) * size.height);  // keeps capacity

@@ -33,6 +33,14 @@ void halve_image(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect r
 // Border replication reads only edge pixels, which HostPyramid::level always includes.
 Rect level_region(const LevelSample& s, Size patch, Size level_size);
 
+// Building a level only where it is read (HostPyramid here, DevicePyramid on the GPU): `need`
+// clipped to a level of `size` (not empty), at least one pixel, since a patch wholly outside
+// still reads the border pixels that replication repeats.
+Rect clip_to_level(Rect need, Size size);
+// The one rectangle to build a level in, valid so far in `valid` (empty: nowhere), so that it
+// covers `need` (clipped) as well: both together; empty when `valid` covers `need` already.
+Rect region_to_build(Rect valid, Rect need);
+
 class HostPyramid {
 public:
     // Level 0 is `frame` itself (not copied; it must outlive the use). Deeper levels are
