@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "app/track/backends.h"
+#include "app/track/device_pyramid.h"
 #include "app/util/stats.h"
 #include "corrtrack/cuda_util.h"
 
@@ -55,12 +56,6 @@ bool env_on(const char* name) {
     const char* v = std::getenv(name);
     return v && *v && std::string(v) != "0";
 }
-
-// Rows [begin, end) of level 0, or columns: an interval, empty when begin >= end.
-struct Span {
-    int begin = 0, end = 0;
-    bool empty() const { return begin >= end; }
-};
 
 class GpuSearch final : public SearchBackend {
 public:
@@ -110,17 +105,8 @@ public:
         const auto t0 = std::chrono::steady_clock::now();
         mark_phase_ = -1;
         mark(0);
-        for (Rect& r : level_valid_) r = {};
-        uploaded_rows_ = {};
-        Size level_size = f.size();
-        for (int k = 1; k < kMaxPyramidLevels; ++k) {
-            level_size = pyramid_level_size(level_size, 1);
-            levels_.level[k] = {};
-            level_sizes_[k] = level_size;
-        }
         if (f.space == MemorySpace::kDevice) {
-            host_frame_ = {};
-            levels_.level[0] = f;
+            pyramid_.reset(f, nullptr, 0);
             return 0;
         }
         if (f.width > frame_capacity_.width || f.height > frame_capacity_.height) {
@@ -130,7 +116,6 @@ public:
             CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&frame_), &frame_pitch_, frame_capacity_.width,
                                            frame_capacity_.height));
         }
-        host_frame_ = f;
         ++frames_;
         if (stats_) {
             // Is the frame pinned? A pageable one makes every row upload a synchronous copy.
@@ -139,8 +124,8 @@ public:
             if (a.type != cudaMemoryTypeHost) prof_[9] += 1;
         }
         frame_rows_total_ += f.height;
-        levels_.level[0] = {frame_, f.width, f.height, frame_pitch_, MemorySpace::kDevice};
-        if (full_upload_) upload_rows({0, f.height});
+        pyramid_.reset(f, frame_, frame_pitch_);
+        if (full_upload_) count_uploads(pyramid_.upload_frame(stream_));
         return ms_since(t0);
     }
 
@@ -221,16 +206,21 @@ private:
         std::unique_ptr<Correlator> corr;
     };
 
-    // Level `k`'s pixels in `need` (level coordinates; clipped, at least one pixel) are on the
-    // device once the stream passes what this queued: rows uploaded, regions halved.
-    void need_region(int k, Rect need);
-    void upload_rows(Span rows);
     struct Twin {
         std::size_t request = 0, twin = 0;  // indices in with_twins_
     };
     void search_all(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
                     StageTimes* times);
-    void prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins);
+    // pyramid_.prepare() with the A/B switch and the stats; returns the rows it uploaded.
+    long prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins) {
+        const DevicePyramid::Uploads u = pyramid_.prepare(items, margins, full_upload_, stream_);
+        count_uploads(u);
+        return u.rows;
+    }
+    void count_uploads(const DevicePyramid::Uploads& u) {
+        uploaded_total_ += u.rows;
+        prof_[7] += u.ms;
+    }
     void correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
     Correlator& single(const TemplateRef& t);
@@ -243,11 +233,7 @@ private:
     std::uint8_t* frame_ = nullptr;  // device copy of host frames
     std::size_t frame_pitch_ = 0;
     Size frame_capacity_;
-    DeviceLevels levels_;
-    ImageView host_frame_;                 // the host frame of this frame (data null for a device frame)
-    Span uploaded_rows_;                   // its rows on the device
-    Rect level_valid_[kMaxPyramidLevels];  // per level >= 1: the region halved this frame
-    Size level_sizes_[kMaxPyramidLevels];
+    DevicePyramid pyramid_;  // level 0: the device frame, or frame_ for a host frame
     cudaEvent_t uploaded_ = nullptr;
     // Counts for CORRTRACK_GPU_SEARCH_STATS=1 (printed when the backend goes).
     long late_uploads_ = 0;  // uploads sample() had to wait for (the search had not covered them)
@@ -265,7 +251,6 @@ private:
         mark_phase_ = next_phase;
     }
     bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false, stats_ = false;
-    DeviceBuffer<std::uint8_t> level_storage_[kMaxPyramidLevels];
     DeviceBuffer<std::uint8_t> atlas_;
     DeviceBuffer<RankedPeak> peaks_;
     PinnedArray<RankedPeak> host_peaks_;
@@ -298,89 +283,6 @@ private:
     int launches_ = 0;
     long positions_ = 0;
 };
-
-void GpuSearch::upload_rows(Span rows) {
-    const ImageView& f = host_frame_;
-    rows.begin = std::clamp(rows.begin, 0, f.height);
-    rows.end = std::clamp(rows.end, rows.begin, f.height);
-    if (rows.empty()) return;
-    Span& have = uploaded_rows_;
-    auto copy = [&](int y0, int y1) {
-        if (y0 >= y1) return;
-        const auto t0 = std::chrono::steady_clock::now();
-        CORRTRACK_CUDA(cudaMemcpy2DAsync(frame_ + static_cast<std::size_t>(y0) * frame_pitch_, frame_pitch_, f.row(y0),
-                                         f.pitch, f.width, y1 - y0, cudaMemcpyHostToDevice, stream_));
-        uploaded_total_ += y1 - y0;
-        prof_[7] += ms_since(t0);
-    };
-    if (have.empty()) {
-        copy(rows.begin, rows.end);
-        have = rows;
-        return;
-    }
-    // One band stays: what is missing above and below the band already there (a gap between
-    // the two is filled too).
-    const Span grown{std::min(have.begin, rows.begin), std::max(have.end, rows.end)};
-    copy(grown.begin, have.begin);
-    copy(have.end, grown.end);
-    have = grown;
-}
-
-void GpuSearch::need_region(int k, Rect need) {
-    const Size size = k == 0 ? levels_.level[0].size() : level_sizes_[k];
-    if (size.width <= 0 || size.height <= 0) return;
-    // Clip to the level (a patch wholly outside still reads the border pixels).
-    const int x0 = std::clamp(need.x, 0, size.width - 1), y0 = std::clamp(need.y, 0, size.height - 1);
-    const int x1 = std::clamp(need.x + need.width, x0 + 1, size.width);
-    const int y1 = std::clamp(need.y + need.height, y0 + 1, size.height);
-    if (k == 0) {
-        if (host_frame_.data) upload_rows({y0, y1});
-        return;
-    }
-    Rect& have = level_valid_[k];
-    if (have.width > 0 && x0 >= have.x && y0 >= have.y && x1 <= have.x + have.width && y1 <= have.y + have.height)
-        return;
-    Rect grow{x0, y0, x1 - x0, y1 - y0};
-    if (have.width > 0) {
-        const int gx1 = std::max(x1, have.x + have.width), gy1 = std::max(y1, have.y + have.height);
-        grow.x = std::min(x0, have.x);
-        grow.y = std::min(y0, have.y);
-        grow.width = gx1 - grow.x;
-        grow.height = gy1 - grow.y;
-    }
-    need_region(k - 1, {2 * grow.x, 2 * grow.y, 2 * grow.width, 2 * grow.height});
-    if (!levels_.level[k].data) {
-        const std::size_t pitch = (static_cast<std::size_t>(size.width) + 63) / 64 * 64;
-        std::uint8_t* dst = level_storage_[k].ensure(pitch * size.height);
-        levels_.level[k] = {dst, size.width, size.height, pitch, MemorySpace::kDevice};
-    }
-    const ImageView& lv = levels_.level[k];
-    launch_halve(levels_.level[k - 1], level_storage_[k].get(), lv.pitch, grow, stream_);
-    have = grow;
-}
-
-// margins[i]: extra pixels (level units) on each side of item i's region, so that what is
-// sampled right after (the template patch, inside the searched window) needs no upload.
-void GpuSearch::prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins) {
-    if (full_upload_) {
-        int deepest = 0;
-        for (const SampleItem& it : items) deepest = std::max(deepest, it.level);
-        for (int k = 1; k <= deepest; ++k) need_region(k, {0, 0, level_sizes_[k].width, level_sizes_[k].height});
-        return;
-    }
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const SampleItem& it = items[i];
-        const Size lsize = it.level == 0 ? levels_.level[0].size() : level_sizes_[it.level];
-        const LevelSample ls{it.level, it.ox, it.oy, it.scale};
-        // A patch wholly outside gives an empty rectangle, which need_region clamps to the
-        // border pixels that replication reads (as HostPyramid::level does).
-        Rect r = level_region(ls, {it.width, it.height}, lsize);
-        if (i < margins.size())
-            r = {r.x - margins[i].width, r.y - margins[i].height, r.width + 2 * margins[i].width,
-                 r.height + 2 * margins[i].height};
-        need_region(it.level, r);
-    }
-}
 
 Correlator& GpuSearch::single(const TemplateRef& t) {
     Single& s = singles_[t.key];
@@ -465,7 +367,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
 
     CORRTRACK_CUDA(cudaEventRecord(begin_, stream_));
     prepare_levels(sample_items_, sample_margins_);
-    launch_sample_patches(levels_, sample_items_, atlas, stream_);
+    launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_);
     launch_gradient_patches(atlas, gradient_items_, stream_);
     CORRTRACK_CUDA(cudaEventRecord(sampled_, stream_));
     const auto t_corr = std::chrono::steady_clock::now();
@@ -572,9 +474,7 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
         total += static_cast<std::size_t>(r.patch.width) * r.patch.height;
     }
     if (total == 0) return;
-    const Span before = uploaded_rows_;
-    prepare_levels(sample_items_, {});
-    if (host_frame_.data && (uploaded_rows_.begin != before.begin || uploaded_rows_.end != before.end)) {
+    if (prepare_levels(sample_items_, {}) > 0) {
         // Rows the search did not upload (a patch outside every searched window): the host
         // frame may be reused once the caller returns, so this copy is waited for (rare).
         CORRTRACK_CUDA(cudaEventRecord(uploaded_, stream_));
@@ -584,10 +484,10 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
     std::uint8_t* host = host_samples_.ensure(total);
     if (copy_peaks_) {
         std::uint8_t* dev = samples_.ensure(total);
-        launch_sample_patches(levels_, sample_items_, dev, stream_);
+        launch_sample_patches(pyramid_.levels(), sample_items_, dev, stream_);
         CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
     } else {
-        launch_sample_patches(levels_, sample_items_, host_samples_.device, stream_);
+        launch_sample_patches(pyramid_.levels(), sample_items_, host_samples_.device, stream_);
     }
     CORRTRACK_CUDA(cudaEventRecord(samples_ready_, stream_));
     samples_pending_ = true;
