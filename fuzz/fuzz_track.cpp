@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (s.width < 16 || s.height < 16) return 0;
     const std::vector<BoxF> boxes{{s.width / 4.0, s.height / 4.0, s.width / 2.0, s.height / 2.0}};
     TrackLoopOptions lo;
-    lo.max_frames = 24;
+    lo.pacing.max_frames = 24;
     TrackLoopStats st;
     run_track_loop(
         session, boxes, lo,

@@ -564,7 +564,7 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
             return true;
         };
         TrackLoopOptions lo;
-        lo.max_frames = 25;
+        lo.pacing.max_frames = 25;
         TrackLoopStats st;
         ASSERT_EQ(run_track_loop(*session, boxes, lo, on_frame, &st, &error), 0) << error;
         EXPECT_EQ(st.frames, 25);
@@ -591,7 +591,7 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
             return true;
         };
         TrackLoopOptions lo;
-        lo.stop = &stop;
+        lo.pacing.stop = &stop;
         TrackLoopStats st;
         ASSERT_EQ(run_track_loop(*session, boxes, lo, on_frame, &st, &error), 0) << error;
         EXPECT_EQ(st.frames, 10);
@@ -655,7 +655,7 @@ TEST(FrameSession, RealtimeDropsExactlyTheLateFramesAndCountsThem) {
         return true;
     };
     TrackLoopOptions lo;
-    lo.realtime = true;
+    lo.pacing.realtime = true;
     TrackLoopStats st;
     std::string error;
     const std::vector<BoxF> boxes{{truth[0].x, truth[0].y, truth[0].w, truth[0].h}};
