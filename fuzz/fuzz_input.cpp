@@ -7,35 +7,27 @@
 #include <cstdlib>
 #include <string>
 
-extern "C" {
-#include <libavutil/log.h>
-}
-
 #include "app/io/frame_source.h"
+#include "fuzz/fuzz_common.h"
 
 namespace {
 
-// The first byte picks the name the bytes go by: demuxers use the extension as a hint.
+// The names the first byte picks from (fuzz::memory_source).
 const char* const kNames[] = {"in.mkv", "in.mp4", "in.avi", "in.ts",  "in.mov",  "in.png", "in.jpg", "in.webm",
                               "in.y4m", "in.gif", "in.bmp", "in.nut", "in.h264", "in.mpg", "in.flv", "in"};
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    av_log_set_level(AV_LOG_QUIET);
-    return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return fuzz::quiet_ffmpeg_log(); }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace corrtrack;
     if (size < 1) return 0;
-    SourceOptions so;
-    so.input = kNames[data[0] % (sizeof kNames / sizeof kNames[0])];
+    SourceOptions so = fuzz::memory_source(data, size, kNames);
     so.want_rgb = (data[0] & 0x80) != 0;
     so.max_pixels = 1024 * 1024;  // keeps each run short; the limit path is tested too
     so.open_timeout_s = 10;
     so.read_timeout_s = 10;
-    so.reader = memory_reader(std::string(reinterpret_cast<const char*>(data + 1), size - 1));
     std::string error;
     auto source = FrameSource::open(so, &error);
     if (!source) {

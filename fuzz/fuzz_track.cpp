@@ -7,27 +7,19 @@
 #include <cstdlib>
 #include <string>
 
-extern "C" {
-#include <libavutil/log.h>
-}
-
 #include "app/pipeline/frame_session.h"
 #include "app/pipeline/track_loop.h"
+#include "fuzz/fuzz_common.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    av_log_set_level(AV_LOG_QUIET);
-    return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return fuzz::quiet_ffmpeg_log(); }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace corrtrack;
     if (size < 1) return 0;
     static const char* const kNames[] = {"in.mkv", "in.mp4", "in.avi", "in.ts"};
-    SourceOptions so;
-    so.input = kNames[data[0] % 4];
+    SourceOptions so = fuzz::memory_source(data, size, kNames);
     so.want_rgb = false;
     so.max_pixels = 512 * 512;
-    so.reader = memory_reader(std::string(reinterpret_cast<const char*>(data + 1), size - 1));
     std::string error;
     auto source = FrameSource::open(so, &error);
     if (!source) return 0;
@@ -43,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (s.width < 16 || s.height < 16) return 0;
     const std::vector<BoxF> boxes{{s.width / 4.0, s.height / 4.0, s.width / 2.0, s.height / 2.0}};
     TrackLoopOptions lo;
-    lo.max_frames = 24;
+    lo.pacing.max_frames = 24;
     TrackLoopStats st;
     run_track_loop(
         session, boxes, lo,

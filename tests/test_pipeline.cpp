@@ -563,7 +563,7 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
             return true;
         };
         TrackLoopOptions lo;
-        lo.max_frames = 25;
+        lo.pacing.max_frames = 25;
         TrackLoopStats st;
         ASSERT_EQ(run_track_loop(*session, boxes, lo, on_frame, &st, &error), 0) << error;
         EXPECT_EQ(st.frames, 25);
@@ -590,7 +590,7 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
             return true;
         };
         TrackLoopOptions lo;
-        lo.stop = &stop;
+        lo.pacing.stop = &stop;
         TrackLoopStats st;
         ASSERT_EQ(run_track_loop(*session, boxes, lo, on_frame, &st, &error), 0) << error;
         EXPECT_EQ(st.frames, 10);
@@ -654,7 +654,7 @@ TEST(FrameSession, RealtimeDropsExactlyTheLateFramesAndCountsThem) {
         return true;
     };
     TrackLoopOptions lo;
-    lo.realtime = true;
+    lo.pacing.realtime = true;
     TrackLoopStats st;
     std::string error;
     const std::vector<BoxF> boxes{{truth[0].x, truth[0].y, truth[0].w, truth[0].h}};

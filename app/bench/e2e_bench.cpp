@@ -53,7 +53,7 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
         boxes.push_back({s.width / 2.0 - 32, s.height / 2.0 - 32, 64, 64});
     }
     TrackLoopOptions lo;
-    lo.max_frames = o.frames;
+    lo.pacing.max_frames = o.frames;
     lo.track = track;
     TrackLoopStats st;
     auto on_frame = [&](const LoopFrame&, std::vector<TrackResult>& results, std::string*) {

@@ -213,6 +213,25 @@ private:
         return slot.first.get();
     }
 
+    // The kernel of `k`, ready for `p`; null, with *status and *note set (error or unsupported),
+    // when it cannot be made or declines p.
+    Correlator* kernel_for(const KernelEntry* k, const NccProblem& p, Status* status, std::string* note) {
+        std::string why;
+        Correlator* kernel = correlator(k, &why);
+        if (!kernel) {
+            *status = Status::kError;
+            *note = why;
+            return nullptr;
+        }
+        why.clear();
+        if (!kernel->supports(p, &why)) {
+            *status = Status::kUnsupported;
+            *note = why.empty() ? "declined by the kernel (no reason given)" : why;
+            return nullptr;
+        }
+        return kernel;
+    }
+
     // A guess of one run's time from this kernel's earlier cases; `margin` says how far off it
     // may be. Same template at fewer positions scales well with the position count (direct and
     // FFT alike); a smaller template at the same frame is scaled by template pixels, which
@@ -266,20 +285,9 @@ private:
             r.note = gpu_lost_;
             return;
         }
-        std::string why;
-        Correlator* kernel = correlator(k, &why);
-        if (!kernel) {
-            r.status = Status::kError;
-            r.note = why;
-            return;
-        }
         const NccProblem p = r.c.problem();
-        why.clear();
-        if (!kernel->supports(p, &why)) {
-            r.status = Status::kUnsupported;
-            r.note = why.empty() ? "declined by the kernel (no reason given)" : why;
-            return;
-        }
+        Correlator* kernel = kernel_for(k, p, &r.status, &r.note);
+        if (!kernel) return;
         if (const auto pred = predict(r); pred && pred->ms > limit_ms * pred->margin) {
             r.status = Status::kSkipped;
             r.too_slow = true;
@@ -383,19 +391,8 @@ private:
         const Size window{single.roi.width, single.roi.height};
         const Size templ = r.c.templ;
         const NccProblem batched = r.c.batched(n).problem();  // the atlas of n windows
-        std::string why;
-        Correlator* kernel = correlator(k, &why);
-        if (!kernel) {
-            b.status = Status::kError;
-            b.note = why;
-            return;
-        }
-        why.clear();
-        if (!kernel->supports(batched, &why)) {
-            b.status = Status::kUnsupported;
-            b.note = why.empty() ? "declined by the kernel (no reason given)" : why;
-            return;
-        }
+        Correlator* kernel = kernel_for(k, batched, &b.status, &b.note);
+        if (!kernel) return;
         HostImage atlas;
         atlas.size = batched.frame;
         atlas.pitch = static_cast<std::size_t>(window.width);
@@ -440,6 +437,7 @@ private:
             const auto separate_work = [&] {
                 for (int i = 0; i < n; ++i) separate[i]->run(frame, problems[i], outs[i], stream);
             };
+            std::string why;
             if (!time_runs(batch_work, gpu, &b.batch_runs, &b.batch_ms, &why) ||
                 !time_runs(separate_work, gpu, &b.separate_runs, &b.separate_ms, &why)) {
                 b.status = Status::kSkipped;

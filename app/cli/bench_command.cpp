@@ -27,27 +27,20 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--modes", o->modes,
                     "full (whole frame) and/or window (search region 3x the template side, centred)")
         ->capture_default_str();
-    cmd->add_option("--runs", o->runs, "Timed runs per case (median; 20+ for GPU kernels)")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
-    cmd->add_option("--warmup", o->warmup, "Untimed runs before timing")
-        ->check(CLI::Range(0, 10000))
-        ->capture_default_str();
-    cmd->add_option("--max-seconds", o->max_seconds,
-                    "Time budget per case: a case whose single run takes longer (measured, or predicted from "
-                    "the kernel's smaller cases) is skipped as too slow; CPU kernels time fewer runs to fit")
-        ->check(finite_range(0.001, 86400))
-        ->capture_default_str();
-    cmd->add_option("--max-total-seconds", o->max_total_seconds,
-                    "Stop starting new cases after this long (0: no limit); the rest are marked skipped, "
-                    "outputs are still written. GPU kernels run first")
-        ->check(finite_range(0, 1e7))
-        ->capture_default_str();
-    cmd->add_option("--hang-seconds", o->hang_seconds,
-                    "Give up on a kernel call that has not returned after this long (deadlock, spinning GPU "
-                    "kernel): write what was measured, mark the case hung, exit 1 (0: max(60, 30 x --max-seconds))")
-        ->check(finite_range(0, 1e7))
-        ->capture_default_str();
+    add_ranged_option(*cmd, "--runs", o->runs, "Timed runs per case (median; 20+ for GPU kernels)", 1, 100000);
+    add_ranged_option(*cmd, "--warmup", o->warmup, "Untimed runs before timing", 0, 10000);
+    add_ranged_option(*cmd, "--max-seconds", o->max_seconds,
+                      "Time budget per case: a case whose single run takes longer (measured, or predicted from "
+                      "the kernel's smaller cases) is skipped as too slow; CPU kernels time fewer runs to fit",
+                      0.001, 86400.0);
+    add_ranged_option(*cmd, "--max-total-seconds", o->max_total_seconds,
+                      "Stop starting new cases after this long (0: no limit); the rest are marked skipped, "
+                      "outputs are still written. GPU kernels run first",
+                      0.0, 1e7);
+    add_ranged_option(*cmd, "--hang-seconds", o->hang_seconds,
+                      "Give up on a kernel call that has not returned after this long (deadlock, spinning GPU "
+                      "kernel): write what was measured, mark the case hung, exit 1 (0: max(60, 30 x --max-seconds))",
+                      0.0, 1e7);
     cmd->add_option("--csv", o->csv, "Write the results as CSV ('#' header lines, then one row per case)");
     cmd->add_option("--json", o->json, "Write the results, with every timed run, as JSON");
     cmd->add_option("--plot", o->plot,
@@ -61,12 +54,11 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
                   "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");
     cmd->add_option("--ratio-to", o->ratio_to, "Extra 'x NAME' columns: median(NAME) / median(row) on the same case")
         ->delimiter(',');
-    cmd->add_option("--batch", o->batch,
-                    "Window cases also time N targets as one batched run (atlas of N search windows, "
-                    "templates=N, template_roi_step=window height) against N separate run() calls; adds "
-                    "batch_n, batch_ms, per_target_ms, batch_speedup, batch_status columns (0: off)")
-        ->check(CLI::Range(0, bench::kMaxBatch))
-        ->capture_default_str();
+    add_ranged_option(*cmd, "--batch", o->batch,
+                      "Window cases also time N targets as one batched run (atlas of N search windows, "
+                      "templates=N, template_roi_step=window height) against N separate run() calls; adds "
+                      "batch_n, batch_ms, per_target_ms, batch_speedup, batch_status columns (0: off)",
+                      0, bench::kMaxBatch);
     cmd->add_flag("--quiet", o->quiet, "No per-case progress lines on stderr");
     cmd->footer(
         "Rows: every kernel x size x template x mode. Status: ok, unsupported (the kernel said why), "
@@ -84,9 +76,7 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--e2e-frames", e2e->frames, "e2e frames per pass (-1: whole clip)")
         ->check(frame_count())
         ->capture_default_str();
-    cmd->add_option("--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)")
-        ->check(CLI::Range(1, 1000))
-        ->capture_default_str();
+    add_ranged_option(*cmd, "--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)", 1, 1000);
     cmd->callback([o, e2e, &outcome] {
         std::vector<NamedPath> inputs, outputs{{o->csv, "--csv"}, {o->json, "--json"}, {o->plot, "--plot"}};
         for (const std::string& clip : e2e->clips) inputs.push_back({clip, "the --e2e clip"});

@@ -79,15 +79,12 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     // or time (a 10x window of a 256 px template is 2560 px; 25 scales are 25 searches).
     cmd.add_option("--kernel,-k", o.kernel, "correlation kernel (see `corrtrack kernels`); auto = fastest here")
         ->capture_default_str();
-    cmd.add_option("--search-factor", o.search_factor, "search window side as a multiple of the box side")
-        ->check(finite_range(1.0, 10.0))
-        ->capture_default_str();
-    cmd.add_option("--min-template", o.min_template_side, "the template's shorter side stays at least this")
-        ->check(CLI::Range(0, kMaxTemplateSide / 4))
-        ->capture_default_str();
-    cmd.add_option("--max-template", o.max_template_side, "boxes larger than this are matched at reduced scale")
-        ->check(CLI::Range(4, kMaxTemplateSide))
-        ->capture_default_str();
+    add_ranged_option(cmd, "--search-factor", o.search_factor, "search window side as a multiple of the box side", 1.0,
+                      10.0);
+    add_ranged_option(cmd, "--min-template", o.min_template_side, "the template's shorter side stays at least this", 0,
+                      kMaxTemplateSide / 4);
+    add_ranged_option(cmd, "--max-template", o.max_template_side, "boxes larger than this are matched at reduced scale",
+                      4, kMaxTemplateSide);
     cmd.add_option_function<std::string>(
         "--update",
         [&o](const std::string& s) {
@@ -95,76 +92,39 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
                 throw CLI::ValidationError("--update", "must be none, keyframe or blend");
         },
         "template update policy: none | keyframe | blend (default blend)");
-    cmd.add_option("--blend-rate", o.blend_rate, "weight of the new appearance in a blend update")
-        ->check(finite_range(0.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--keyframe-interval", o.keyframe_interval, "frames between keyframe updates")
-        ->check(CLI::Range(1, 1000000))
-        ->capture_default_str();
-    cmd.add_option("--update-min-score", o.update_min_score, "update the template only above this NCC")
-        ->check(finite_range(-1.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--lost-score", o.lost_score, "below this NCC the target is lost")
-        ->check(finite_range(-1.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--recover-score", o.recover_score, "re-detection must reach this NCC")
-        ->check(finite_range(-1.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--scales", o.scales, "scales searched per frame (1 = no scale search)")
-        ->check(CLI::Range(1, 25))
-        ->capture_default_str();
-    cmd.add_option("--scale-penalty", o.scale_penalty, "score factor for picking a neighbouring scale")
-        ->check(finite_range(0.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--scale-rate", o.scale_rate, "share of each frame's scale estimate applied")
-        ->check(finite_range(0.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--anchor", o.anchor, "weight of the first frame's appearance kept in the template")
-        ->check(finite_range(0.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--motion-penalty", o.motion_penalty, "NCC cost of a jump to the search window's edge")
-        ->check(finite_range(0.0, 10.0))
-        ->capture_default_str();
-    cmd.add_option("--scale-step", o.scale_step, "ratio between neighbouring scales")
-        ->check(finite_range(1.0, 2.0))
-        ->capture_default_str();
-    cmd.add_option("--update-min-psr", o.update_min_psr, "learn only when the peak's PSR reaches this")
-        ->check(finite_range(0.0, 100.0))
-        ->capture_default_str();
-    cmd.add_option("--lost-psr", o.lost_psr, "lost when the peak's PSR falls below this")
-        ->check(finite_range(0.0, 100.0))
-        ->capture_default_str();
-    cmd.add_option("--recover-psr", o.recover_psr, "a re-detection's PSR must reach this")
-        ->check(finite_range(0.0, 100.0))
-        ->capture_default_str();
-    cmd.add_option("--window-speed", o.window_speed, "window margin grows by this many frames of motion")
-        ->check(finite_range(0.0, 10.0))
-        ->capture_default_str();
+    add_ranged_option(cmd, "--blend-rate", o.blend_rate, "weight of the new appearance in a blend update", 0.0, 1.0);
+    add_ranged_option(cmd, "--keyframe-interval", o.keyframe_interval, "frames between keyframe updates", 1, 1000000);
+    add_ranged_option(cmd, "--update-min-score", o.update_min_score, "update the template only above this NCC", -1.0,
+                      1.0);
+    add_ranged_option(cmd, "--lost-score", o.lost_score, "below this NCC the target is lost", -1.0, 1.0);
+    add_ranged_option(cmd, "--recover-score", o.recover_score, "re-detection must reach this NCC", -1.0, 1.0);
+    add_ranged_option(cmd, "--scales", o.scales, "scales searched per frame (1 = no scale search)", 1, 25);
+    add_ranged_option(cmd, "--scale-penalty", o.scale_penalty, "score factor for picking a neighbouring scale", 0.0,
+                      1.0);
+    add_ranged_option(cmd, "--scale-rate", o.scale_rate, "share of each frame's scale estimate applied", 0.0, 1.0);
+    add_ranged_option(cmd, "--anchor", o.anchor, "weight of the first frame's appearance kept in the template", 0.0,
+                      1.0);
+    add_ranged_option(cmd, "--motion-penalty", o.motion_penalty, "NCC cost of a jump to the search window's edge", 0.0,
+                      10.0);
+    add_ranged_option(cmd, "--scale-step", o.scale_step, "ratio between neighbouring scales", 1.0, 2.0);
+    add_ranged_option(cmd, "--update-min-psr", o.update_min_psr, "learn only when the peak's PSR reaches this", 0.0,
+                      100.0);
+    add_ranged_option(cmd, "--lost-psr", o.lost_psr, "lost when the peak's PSR falls below this", 0.0, 100.0);
+    add_ranged_option(cmd, "--recover-psr", o.recover_psr, "a re-detection's PSR must reach this", 0.0, 100.0);
+    add_ranged_option(cmd, "--window-speed", o.window_speed, "window margin grows by this many frames of motion", 0.0,
+                      10.0);
     cmd.add_option("--scale-fit", o.scale_fit, "sub-step scale estimate")->capture_default_str();
-    cmd.add_option("--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)")
-        ->check(finite_range(0.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--memory", o.memory, "templates kept besides the working one")
-        ->check(CLI::Range(0, 16))
-        ->capture_default_str();
-    cmd.add_option("--scale-anchor", o.scale_anchor, "share of the first template in the scale pick")
-        ->check(finite_range(0.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--gradient", o.gradient, "weight of the gradient channel in each match (0: grey only)")
-        ->check(finite_range(0.0, 1.0))
-        ->capture_default_str();
-    cmd.add_option("--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)")
-        ->check(CLI::Range(-1, 1000000000))
-        ->capture_default_str();
-    cmd.add_option("--redetect-confirm", o.redetect_confirm, "frames a re-detection must hold")
-        ->check(CLI::Range(1, 100))
-        ->capture_default_str();
-    cmd.add_option("--redetect-margin", o.redetect_margin, "NCC lead of a re-detection over its runner-up")
-        ->check(finite_range(0.0, 2.0))
-        ->capture_default_str();
-    cmd.add_option("--min-box-side", o.min_box_side, "smallest box side (pixels)")
-        ->check(finite_range(1.0, 1e4))
-        ->capture_default_str();
+    add_ranged_option(cmd, "--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)", 0.0, 1.0);
+    add_ranged_option(cmd, "--memory", o.memory, "templates kept besides the working one", 0, 16);
+    add_ranged_option(cmd, "--scale-anchor", o.scale_anchor, "share of the first template in the scale pick", 0.0, 1.0);
+    add_ranged_option(cmd, "--gradient", o.gradient, "weight of the gradient channel in each match (0: grey only)", 0.0,
+                      1.0);
+    add_ranged_option(cmd, "--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)",
+                      -1, 1000000000);
+    add_ranged_option(cmd, "--redetect-confirm", o.redetect_confirm, "frames a re-detection must hold", 1, 100);
+    add_ranged_option(cmd, "--redetect-margin", o.redetect_margin, "NCC lead of a re-detection over its runner-up", 0.0,
+                      2.0);
+    add_ranged_option(cmd, "--min-box-side", o.min_box_side, "smallest box side (pixels)", 1.0, 1e4);
     // Backstop: all values together through the tracker's own check, so an option declared
     // without a range above is still a usage error (exit 2), never a failure at run time.
     cmd.parse_complete_callback([&o] {

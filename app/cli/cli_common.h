@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -32,6 +33,18 @@ bool check_camera_input(const std::string& input, const CameraRequest& request, 
 CLI::Validator finite_range(double lo, double hi);
 // A frame count: -1 (all) or 1..kMaxFrames; 0 would process nothing and is refused.
 CLI::Validator frame_count();
+// A numeric option checked as it is parsed (outside [lo, hi]: a usage error), its default
+// shown in --help: CLI::Range for an integer, finite_range otherwise.
+template <typename T, typename Bound>
+CLI::Option* add_ranged_option(CLI::App& cmd, const std::string& flags, T& value, const std::string& help, Bound lo,
+                               Bound hi) {
+    CLI::Option* option = cmd.add_option(flags, value, help);
+    if constexpr (std::is_integral_v<T>)
+        option->check(CLI::Range(lo, hi));
+    else
+        option->check(finite_range(lo, hi));
+    return option->capture_default_str();
+}
 // Bounds shared by every command that reads media.
 constexpr double kMaxReadTimeoutS = 86400;  // a day: "wait for ever" in practice
 constexpr long kMaxFrames = 1L << 40;

@@ -16,7 +16,7 @@ public:
     InterruptGuard(const InterruptGuard&) = delete;
     InterruptGuard& operator=(const InterruptGuard&) = delete;
 
-    // Set by the first signal; hand it to SourceOptions::stop and TrackLoopOptions::stop.
+    // Set by the first signal; hand it to SourceOptions::stop and SessionPacing::stop.
     static const std::atomic<bool>& flag();
     static int signal_number();        // the first signal, or 0
     static int exit_code();            // 128 + signal_number(), or 0

@@ -295,10 +295,10 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
         return true;
     };
     TrackLoopOptions lo;
-    lo.realtime = a.realtime;
-    lo.max_frames = a.max_frames;
+    lo.pacing.realtime = a.realtime;
+    lo.pacing.max_frames = a.max_frames;
     lo.need_host_frame = !p.video.empty();
-    lo.stop = stop_flag;
+    lo.pacing.stop = stop_flag;
     TrackLoopStats& st = r->loop;
     const int loop_rc = run_track_loop(*session, boxes, lo, on_frame, &st, &error);
     // The decoder is done (or stops now): its account of the input is final after this.

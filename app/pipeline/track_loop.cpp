@@ -1,5 +1,6 @@
 #include "app/pipeline/track_loop.h"
 
+#include <chrono>
 #include <deque>
 
 namespace corrtrack {
@@ -10,7 +11,7 @@ int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const 
     TrackLoopStats& st = stats ? *stats : local;
     st = TrackLoopStats{};
     MultiTracker& tracker = session.tracker();
-    session.set_pacing({o.realtime, o.max_frames, o.stop});
+    session.set_pacing(o.pacing);
     const long drops_before = session.late_drops();
     const double track_ms_before = session.track_ms();
     // GPU path with host frames: one frame of look-ahead, so frame n's copy runs while the
@@ -29,7 +30,7 @@ int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const 
             if (p.frame && session.copied(p)) session.release(p);
     };
     auto process = [&](SessionFrame& p) -> bool {
-        LoopFrame info{p.index, p.pts, p.size, p.decoded_size, p.decode_ms, p.decode_start, nullptr, false};
+        LoopFrame info;
         if (!initialised) {
             results.assign(boxes.size(), TrackResult{});
             if (o.track) {
@@ -51,7 +52,7 @@ int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const 
             results = session.track(p);
         }
         st.latency_ms.push_back(session.finish(p, results));
-        info.frame = p.frame;
+        static_cast<SessionFrame&>(info) = p;
         std::string why;
         const bool go_on = on_frame(info, results, &why);
         session.release(p);
@@ -68,7 +69,7 @@ int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const 
     while (!stop && session.next(&f)) {
         pending.push_back(f);
         // Only copied frames gain from the look-ahead; NVDEC frames are on the device already.
-        const std::size_t lookahead = f.device_slot >= 0 && !o.realtime ? 1 : 0;
+        const std::size_t lookahead = f.device_slot >= 0 && !o.pacing.realtime ? 1 : 0;
         recycle_copied();
         while (pending.size() > lookahead && !stop) {
             if (!process(pending.front())) stop = true;

@@ -6,8 +6,6 @@
 // pipeline's decode thread is the only other thread and shares only the slot ring with it.
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,33 +17,23 @@
 namespace corrtrack {
 
 struct TrackLoopOptions {
-    bool realtime = false;         // pace to source timestamps; late frames are dropped and counted
-    long max_frames = -1;          // stop after this many frames (-1: all)
+    // Handed to the session (realtime, max_frames, stop). Once stop is set, frames already
+    // taken are still finished and handed to the callback, then the loop returns 0.
+    SessionPacing pacing;
     bool track = true;             // false: decode (and copy) only, the end-to-end baseline
     bool need_host_frame = false;  // the callback reads Frame::rgb/luma: keep slots until then
-    // Once set (a signal), no further frame is taken; frames already taken are finished and
-    // handed to the callback, then the loop returns 0. Pass the same flag as
-    // SourceOptions::stop so that a blocked read gives up too.
-    const std::atomic<bool>* stop = nullptr;
 };
 
-// What the callback learns about a frame; `frame` is null when its slot was already recycled
-// (only without need_host_frame).
-struct LoopFrame {
-    long index = -1;  // position in the source (lost frames leave gaps)
-    double pts = 0;
-    Size size;
-    Size decoded_size;  // differs from size when the source scaled a frame of another size
-    double decode_ms = 0;
-    std::chrono::steady_clock::time_point decode_start;
-    const Frame* frame = nullptr;
+// What the callback learns about a frame: the session's account of it, as the loop took it
+// (`frame` is null when its slot was already recycled: only without need_host_frame).
+struct LoopFrame : SessionFrame {
     bool first = false;  // targets were initialised on it (results hold the given boxes)
 };
 
 struct TrackLoopStats {
     long frames = 0;
     long late_drops = 0;
-    bool stopped = false;  // TrackLoopOptions::stop ended the loop
+    bool stopped = false;  // TrackLoopOptions::pacing.stop ended the loop
     double seconds = 0;
     double track_ms = 0;             // host time inside the tracker's update calls
     std::vector<double> latency_ms;  // decode start to box ready, one per frame
@@ -53,8 +41,8 @@ struct TrackLoopStats {
 
 // Returns 0, or non-zero with *error set when a target cannot be initialised or the callback
 // asked to stop with an error. The callback returns false to stop (its own error in *error).
-// The input's own error is left in session.error() for the caller. The options' pacing
-// replaces the session's.
+// The input's own error is left in session.error() for the caller. options.pacing replaces
+// the session's.
 using LoopCallback = std::function<bool(const LoopFrame&, std::vector<TrackResult>&, std::string* error)>;
 int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const TrackLoopOptions& options,
                    const LoopCallback& on_frame, TrackLoopStats* stats, std::string* error);

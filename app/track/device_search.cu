@@ -16,8 +16,10 @@ namespace {
 
 __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-struct SampleBatch {
-    SampleItem item[kMaxItemsPerLaunch];
+// One launch's items, passed by value as a kernel parameter.
+template <typename Item>
+struct Batch {
+    Item item[kMaxItemsPerLaunch];
 };
 
 // Area weight of source cell i for the output cell [a, b) of width s (resample.cpp's
@@ -41,7 +43,7 @@ __global__ void halve_kernel(const std::uint8_t* __restrict__ src, std::size_t s
         static_cast<std::uint8_t>((r0[x0] + r0[x1] + r1[x0] + r1[x1] + 2) >> 2);
 }
 
-__global__ void sample_patches_kernel(DeviceLevels levels, SampleBatch batch, std::uint8_t* out) {
+__global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> batch, std::uint8_t* out) {
     const SampleItem& it = batch.item[blockIdx.z];
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     const int v = blockIdx.y * blockDim.y + threadIdx.y;
@@ -93,10 +95,6 @@ __global__ void sample_patches_kernel(DeviceLevels levels, SampleBatch batch, st
     *dst = round_to_u8(acc);
 }
 
-struct PeakBatch {
-    PeakItem item[kMaxItemsPerLaunch];
-};
-
 constexpr int kPeakThreads = 512;
 constexpr int kPeakWarps = kPeakThreads / 32;
 
@@ -114,7 +112,7 @@ __device__ __forceinline__ float penalised(float raw, int x, int y, int w, int h
 // sidelobe statistics outside the exclusion zone, as find_peak (the sums reduce in tree order,
 // so the PSR may differ from the host's in the last bits; the tracker only reports it).
 __global__ void __launch_bounds__(kPeakThreads)
-    ranked_peaks_kernel(const float* __restrict__ maps, PeakBatch batch, RankedPeak* out) {
+    ranked_peaks_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, RankedPeak* out) {
     const PeakItem& it = batch.item[blockIdx.x];
     const float* map = maps + it.offset;
     const int w = it.width, h = it.height;
@@ -218,15 +216,8 @@ __global__ void __launch_bounds__(kPeakThreads)
     out[blockIdx.x] = r;
 }
 
-struct GradientBatch {
-    GradientItem item[kMaxItemsPerLaunch];
-};
-struct BlendBatch {
-    BlendItem item[kMaxItemsPerLaunch];
-};
-
 // gradient.cpp's gradient_patch: one output pixel per thread, edge pixels repeated.
-__global__ void gradient_kernel(std::uint8_t* atlas, GradientBatch batch) {
+__global__ void gradient_kernel(std::uint8_t* atlas, Batch<GradientItem> batch) {
     const GradientItem& it = batch.item[blockIdx.z];
     const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= it.width || y >= it.height) return;
@@ -240,7 +231,7 @@ __global__ void gradient_kernel(std::uint8_t* atlas, GradientBatch batch) {
 }
 
 // gradient.cpp's blend_maps (no FMA: this file is compiled with --fmad=false).
-__global__ void blend_kernel(float* maps, BlendBatch batch) {
+__global__ void blend_kernel(float* maps, Batch<BlendItem> batch) {
     const BlendItem& it = batch.item[blockIdx.y];
     float* grey = maps + it.grey_offset;
     const float* grad = maps + it.gradient_offset;
@@ -248,40 +239,54 @@ __global__ void blend_kernel(float* maps, BlendBatch batch) {
         grey[i] += it.weight * (grad[i] - grey[i]);
 }
 
-}  // namespace
-
-void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream) {
+// Splits `items` into launches of at most kMaxItemsPerLaunch: launch(batch, count, first) per
+// launch, with the items [first, first + count) copied into batch.item[0, count).
+template <typename Item, typename Launch>
+void for_each_batch(const std::vector<Item>& items, Launch launch) {
     for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
         const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
-        GradientBatch batch{};
-        int w = 0, h = 0;
-        for (int k = 0; k < count; ++k) {
-            batch.item[k] = items[first + k];
-            w = std::max(w, batch.item[k].width);
-            h = std::max(h, batch.item[k].height);
-        }
-        if (w == 0 || h == 0) continue;
-        const dim3 block(32, 8);
-        const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
-        gradient_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(atlas, batch);
-        CORRTRACK_CUDA_LAUNCHED();
+        Batch<Item> batch{};
+        for (int k = 0; k < count; ++k) batch.item[k] = items[first + k];
+        launch(batch, count, first);
     }
 }
 
-void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream) {
-    for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
-        const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
-        BlendBatch batch{};
-        std::size_t longest = 0;
+// The per-pixel kernels over patches: one grid layer (blockIdx.z) per item, 32 x 8 blocks
+// covering the batch's widest and tallest item; launch(batch, grid, block) per batch that has
+// any pixels.
+template <typename Item, typename Launch>
+void for_each_pixel_batch(const std::vector<Item>& items, Launch launch) {
+    for_each_batch(items, [&](const Batch<Item>& batch, int count, std::size_t) {
+        int w = 0, h = 0;
         for (int k = 0; k < count; ++k) {
-            batch.item[k] = items[first + k];
-            longest = std::max(longest, batch.item[k].count);
+            w = std::max(w, batch.item[k].width);
+            h = std::max(h, batch.item[k].height);
         }
-        if (longest == 0) continue;
+        if (w == 0 || h == 0) return;
+        const dim3 block(32, 8);
+        const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
+        launch(batch, grid, block);
+    });
+}
+
+}  // namespace
+
+void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream) {
+    for_each_pixel_batch(items, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
+        gradient_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(atlas, batch);
+        CORRTRACK_CUDA_LAUNCHED();
+    });
+}
+
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream) {
+    for_each_batch(items, [&](const Batch<BlendItem>& batch, int count, std::size_t) {
+        std::size_t longest = 0;
+        for (int k = 0; k < count; ++k) longest = std::max(longest, batch.item[k].count);
+        if (longest == 0) return;
         const int blocks = static_cast<int>(std::min<std::size_t>((longest + 255) / 256, 64));
         blend_kernel<<<dim3(blocks, count), 256, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch);
         CORRTRACK_CUDA_LAUNCHED();
-    }
+    });
 }
 
 void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region, void* stream) {
@@ -299,31 +304,17 @@ void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect 
 
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
                            void* stream) {
-    for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
-        const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
-        SampleBatch batch{};
-        int w = 0, h = 0;
-        for (int k = 0; k < count; ++k) {
-            batch.item[k] = items[first + k];
-            w = std::max(w, batch.item[k].width);
-            h = std::max(h, batch.item[k].height);
-        }
-        if (w == 0 || h == 0) continue;
-        const dim3 block(32, 8);
-        const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
+    for_each_pixel_batch(items, [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
         sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(levels, batch, dst);
         CORRTRACK_CUDA_LAUNCHED();
-    }
+    });
 }
 
 void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream) {
-    for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
-        const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
-        PeakBatch batch{};
-        for (int k = 0; k < count; ++k) batch.item[k] = items[first + k];
+    for_each_batch(items, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
         ranked_peaks_kernel<<<count, kPeakThreads, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch, out + first);
         CORRTRACK_CUDA_LAUNCHED();
-    }
+    });
 }
 
 }  // namespace corrtrack

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "app/track/backends.h"
+#include "app/track/device_pyramid.h"
 #include "app/util/stats.h"
 #include "corrtrack/cuda_util.h"
 
@@ -55,12 +56,6 @@ bool env_on(const char* name) {
     const char* v = std::getenv(name);
     return v && *v && std::string(v) != "0";
 }
-
-// Rows [begin, end) of level 0, or columns: an interval, empty when begin >= end.
-struct Span {
-    int begin = 0, end = 0;
-    bool empty() const { return begin >= end; }
-};
 
 class GpuSearch final : public SearchBackend {
 public:
@@ -119,17 +114,8 @@ public:
         const auto t0 = std::chrono::steady_clock::now();
         mark_phase_ = -1;
         mark(0);
-        for (Rect& r : level_valid_) r = {};
-        uploaded_rows_ = {};
-        Size level_size = f.size();
-        for (int k = 1; k < kMaxPyramidLevels; ++k) {
-            level_size = pyramid_level_size(level_size, 1);
-            levels_.level[k] = {};
-            level_sizes_[k] = level_size;
-        }
         if (f.space == MemorySpace::kDevice) {
-            host_frame_ = {};
-            levels_.level[0] = f;
+            pyramid_.reset(f, nullptr, 0);
             return 0;
         }
         if (f.width > frame_capacity_.width || f.height > frame_capacity_.height) {
@@ -139,7 +125,6 @@ public:
             CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&frame_), &frame_pitch_, frame_capacity_.width,
                                            frame_capacity_.height));
         }
-        host_frame_ = f;
         ++frames_;
         if (stats_) {
             // Is the frame pinned? A pageable one makes every row upload a synchronous copy.
@@ -148,8 +133,8 @@ public:
             if (a.type != cudaMemoryTypeHost) prof_[9] += 1;
         }
         frame_rows_total_ += f.height;
-        levels_.level[0] = {frame_, f.width, f.height, frame_pitch_, MemorySpace::kDevice};
-        if (full_upload_) upload_rows({0, f.height});
+        pyramid_.reset(f, frame_, frame_pitch_);
+        if (full_upload_) count_uploads(pyramid_.upload_frame(stream_));
         return ms_since(t0);
     }
 
@@ -230,16 +215,22 @@ private:
         std::unique_ptr<Correlator> corr;
     };
 
-    // Each level's pixels in need[k] (level coordinates; clipped, at least one pixel) are on
-    // the device once the stream passes what this queued: rows uploaded, regions halved.
-    void build_levels(Rect need[kMaxPyramidLevels]);
-    void upload_rows(Span rows);
     struct Twin {
         std::size_t request = 0, twin = 0;  // indices in with_twins_
     };
     void search_all(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
                     StageTimes* times);
-    void prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins);
+    // pyramid_.prepare() with the A/B switch and the stats; returns the rows it uploaded.
+    long prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins) {
+        const DevicePyramid::Uploads u = pyramid_.prepare(items, margins, full_upload_, stream_);
+        count_uploads(u);
+        return u.rows;
+    }
+    void count_uploads(const DevicePyramid::Uploads& u) {
+        uploaded_total_ += u.rows;
+        prof_[7] += u.ms;
+        prof_[16] += u.halvings;
+    }
     void correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
     Correlator& single(const TemplateRef& t);
@@ -253,11 +244,7 @@ private:
     std::uint8_t* frame_ = nullptr;  // device copy of host frames
     std::size_t frame_pitch_ = 0;
     Size frame_capacity_;
-    DeviceLevels levels_;
-    ImageView host_frame_;                 // the host frame of this frame (data null for a device frame)
-    Span uploaded_rows_;                   // its rows on the device
-    Rect level_valid_[kMaxPyramidLevels];  // per level >= 1: the region halved this frame
-    Size level_sizes_[kMaxPyramidLevels];
+    DevicePyramid pyramid_;  // level 0: the device frame, or frame_ for a host frame
     cudaEvent_t uploaded_ = nullptr;
     // Counts for CORRTRACK_GPU_SEARCH_STATS=1 (printed when the backend goes).
     long late_uploads_ = 0;  // uploads sample() had to wait for (the search had not covered them)
@@ -275,7 +262,6 @@ private:
         mark_phase_ = next_phase;
     }
     bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false, stats_ = false;
-    DeviceBuffer<std::uint8_t> level_storage_[kMaxPyramidLevels];
     DeviceBuffer<std::uint8_t> atlas_;
     DeviceBuffer<RankedPeak> peaks_;
     PinnedArray<RankedPeak> host_peaks_;
@@ -308,92 +294,6 @@ private:
     int launches_ = 0;
     long positions_ = 0;
 };
-
-void GpuSearch::upload_rows(Span rows) {
-    const ImageView& f = host_frame_;
-    rows.begin = std::clamp(rows.begin, 0, f.height);
-    rows.end = std::clamp(rows.end, rows.begin, f.height);
-    if (rows.empty()) return;
-    Span& have = uploaded_rows_;
-    auto copy = [&](int y0, int y1) {
-        if (y0 >= y1) return;
-        const auto t0 = std::chrono::steady_clock::now();
-        CORRTRACK_CUDA(cudaMemcpy2DAsync(frame_ + static_cast<std::size_t>(y0) * frame_pitch_, frame_pitch_, f.row(y0),
-                                         f.pitch, f.width, y1 - y0, cudaMemcpyHostToDevice, stream_));
-        uploaded_total_ += y1 - y0;
-        prof_[7] += ms_since(t0);
-    };
-    if (have.empty()) {
-        copy(rows.begin, rows.end);
-        have = rows;
-        return;
-    }
-    // One band stays: what is missing above and below the band already there (a gap between
-    // the two is filled too).
-    const Span grown{std::min(have.begin, rows.begin), std::max(have.end, rows.end)};
-    copy(grown.begin, have.begin);
-    copy(have.end, grown.end);
-    have = grown;
-}
-
-// Every level's need at once, so that a search costs at most one row upload and one halving
-// launch per level however many items read it (a launch is several us of host time).
-void GpuSearch::build_levels(Rect need[kMaxPyramidLevels]) {
-    Rect grow[kMaxPyramidLevels] = {};
-    for (int k = kMaxPyramidLevels - 1; k >= 1; --k) {
-        const Size size = level_sizes_[k];
-        if (need[k].width <= 0 || size.width <= 0 || size.height <= 0) continue;
-        grow[k] = region_to_build(level_valid_[k], clip_to_level(need[k], size));
-        if (grow[k].width > 0)
-            need[k - 1] = bounding_box(need[k - 1], {2 * grow[k].x, 2 * grow[k].y, 2 * grow[k].width, 2 * grow[k].height});
-    }
-    const Size base = levels_.level[0].size();
-    if (need[0].width > 0 && host_frame_.data && base.width > 0 && base.height > 0) {
-        const Rect rows = clip_to_level(need[0], base);
-        upload_rows({rows.y, rows.y + rows.height});
-    }
-    for (int k = 1; k < kMaxPyramidLevels; ++k) {
-        if (grow[k].width <= 0) continue;
-        if (!levels_.level[k].data) {
-            const Size size = level_sizes_[k];
-            const std::size_t pitch = (static_cast<std::size_t>(size.width) + 63) / 64 * 64;
-            std::uint8_t* dst = level_storage_[k].ensure(pitch * size.height);
-            levels_.level[k] = {dst, size.width, size.height, pitch, MemorySpace::kDevice};
-        }
-        launch_halve(levels_.level[k - 1], level_storage_[k].get(), levels_.level[k].pitch, grow[k], stream_);
-        prof_[16] += 1;
-        level_valid_[k] = grow[k];
-    }
-}
-
-// margins[i]: extra pixels (level units) on each side of item i's region, so that what is
-// sampled right after (the template patch, inside the searched window) needs no upload.
-void GpuSearch::prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins) {
-    Rect need[kMaxPyramidLevels] = {};
-    if (full_upload_) {
-        int deepest = 0;
-        for (const SampleItem& it : items) deepest = std::max(deepest, it.level);
-        for (int k = 0; k <= deepest; ++k) {
-            const Size size = k == 0 ? levels_.level[0].size() : level_sizes_[k];
-            need[k] = {0, 0, size.width, size.height};
-        }
-        return build_levels(need);
-    }
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const SampleItem& it = items[i];
-        const Size lsize = it.level == 0 ? levels_.level[0].size() : level_sizes_[it.level];
-        if (lsize.width <= 0 || lsize.height <= 0) continue;
-        const LevelSample ls{it.level, it.ox, it.oy, it.scale};
-        // A patch wholly outside gives an empty rectangle, which clip_to_level turns into the
-        // border pixels that replication reads (as HostPyramid::level does).
-        Rect r = level_region(ls, {it.width, it.height}, lsize);
-        if (i < margins.size())
-            r = {r.x - margins[i].width, r.y - margins[i].height, r.width + 2 * margins[i].width,
-                 r.height + 2 * margins[i].height};
-        need[it.level] = bounding_box(need[it.level], clip_to_level(r, lsize));
-    }
-    build_levels(need);
-}
 
 Correlator& GpuSearch::single(const TemplateRef& t) {
     Single& s = singles_[t.key];
@@ -490,7 +390,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     prepare_levels(sample_items_, sample_margins_);
     prof_[15] += ms_since(t_prep);
     const auto t_sample = std::chrono::steady_clock::now();
-    launch_sample_patches(levels_, sample_items_, atlas, stream_);
+    launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_);
     launch_gradient_patches(atlas, gradient_items_, stream_);
     prof_[17] += ms_since(t_sample);
     t_ev = std::chrono::steady_clock::now();
@@ -619,9 +519,7 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
         total += static_cast<std::size_t>(r.patch.width) * r.patch.height;
     }
     if (total == 0) return;
-    const Span before = uploaded_rows_;
-    prepare_levels(sample_items_, {});
-    if (host_frame_.data && (uploaded_rows_.begin != before.begin || uploaded_rows_.end != before.end)) {
+    if (prepare_levels(sample_items_, {}) > 0) {
         // Rows the search did not upload (a patch outside every searched window): the host
         // frame may be reused once the caller returns, so this copy is waited for (rare).
         CORRTRACK_CUDA(cudaEventRecord(uploaded_, stream_));
@@ -631,10 +529,10 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
     std::uint8_t* host = host_samples_.ensure(total);
     if (copy_peaks_) {
         std::uint8_t* dev = samples_.ensure(total);
-        launch_sample_patches(levels_, sample_items_, dev, stream_);
+        launch_sample_patches(pyramid_.levels(), sample_items_, dev, stream_);
         CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
     } else {
-        launch_sample_patches(levels_, sample_items_, host_samples_.device, stream_);
+        launch_sample_patches(pyramid_.levels(), sample_items_, host_samples_.device, stream_);
     }
     CORRTRACK_CUDA(cudaEventRecord(samples_ready_, stream_));
     samples_pending_ = true;

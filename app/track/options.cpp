@@ -35,6 +35,11 @@ std::string check(const char* name, double v, double lo, double hi) {
     return buf;
 }
 
+// The bounds that recur: an NCC score, a peak-to-sidelobe ratio, a fraction (a rate or weight).
+std::string check_score(const char* name, double v) { return check(name, v, -1.0, 1.0); }
+std::string check_psr(const char* name, double v) { return check(name, v, 0.0, 100.0); }
+std::string check_fraction(const char* name, double v) { return check(name, v, 0.0, 1.0); }
+
 }  // namespace
 
 std::string validate(const TrackerOptions& o) {
@@ -45,24 +50,24 @@ std::string validate(const TrackerOptions& o) {
         check("window speed", o.window_speed, 0.0, 10.0),
         check("max template side", o.max_template_side, 4, kMaxTemplateSide),
         check("min template side", o.min_template_side, 0, kMaxTemplateSide / 4),
-        check("blend rate", o.blend_rate, 0.0, 1.0),
+        check_fraction("blend rate", o.blend_rate),
         check("keyframe interval", o.keyframe_interval, 1, 1e6),
-        check("update min score", o.update_min_score, -1.0, 1.0),
-        check("update min PSR", o.update_min_psr, 0.0, 100.0),
-        check("lost score", o.lost_score, -1.0, 1.0),
-        check("lost PSR", o.lost_psr, 0.0, 100.0),
-        check("recover PSR", o.recover_psr, 0.0, 100.0),
-        check("recover score", o.recover_score, -1.0, 1.0),
+        check_score("update min score", o.update_min_score),
+        check_psr("update min PSR", o.update_min_psr),
+        check_score("lost score", o.lost_score),
+        check_psr("lost PSR", o.lost_psr),
+        check_psr("recover PSR", o.recover_psr),
+        check_score("recover score", o.recover_score),
         check("scales", o.scales, 1, 25),
         check("scale step", o.scale_step, 1.0, 2.0),
-        check("scale penalty", o.scale_penalty, 0.0, 1.0),
-        check("scale rate", o.scale_rate, 0.0, 1.0),
-        check("anchor", o.anchor, 0.0, 1.0),
-        check("scale anchor", o.scale_anchor, 0.0, 1.0),
+        check_fraction("scale penalty", o.scale_penalty),
+        check_fraction("scale rate", o.scale_rate),
+        check_fraction("anchor", o.anchor),
+        check_fraction("scale anchor", o.scale_anchor),
         check("motion penalty", o.motion_penalty, 0.0, 10.0),
-        check("velocity gain", o.velocity_gain, 0.0, 1.0),
+        check_fraction("velocity gain", o.velocity_gain),
         check("memory", o.memory, 0, 16),
-        check("gradient", o.gradient, 0.0, 1.0),
+        check_fraction("gradient", o.gradient),
         check("re-detection budget", o.redetect_budget, -1, 1e9),
         check("re-detection confirmation", o.redetect_confirm, 1, 100),
         check("re-detection margin", o.redetect_margin, 0.0, 2.0),
