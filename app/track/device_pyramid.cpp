@@ -72,7 +72,8 @@ void DevicePyramid::build(Rect need[kMaxPyramidLevels], Stream stream) {
         if (need[k].width <= 0 || size.width <= 0 || size.height <= 0) continue;
         grow[k] = region_to_build(level_valid_[k], clip_to_level(need[k], size));
         if (grow[k].width > 0)
-            need[k - 1] = bounding_box(need[k - 1], {2 * grow[k].x, 2 * grow[k].y, 2 * grow[k].width, 2 * grow[k].height});
+            need[k - 1] =
+                bounding_box(need[k - 1], {2 * grow[k].x, 2 * grow[k].y, 2 * grow[k].width, 2 * grow[k].height});
     }
     const Size base = levels_.level[0].size();
     if (need[0].width > 0 && host_frame_.data && base.width > 0 && base.height > 0) {

@@ -241,7 +241,7 @@ private:
     cudaEvent_t begin_ = nullptr, sampled_ = nullptr, correlated_ = nullptr, peaked_ = nullptr;
     cudaEvent_t samples_ready_ = nullptr;
     cudaEvent_t searched_ = nullptr;  // the end of an untimed search
-    std::uint8_t* frame_ = nullptr;  // device copy of host frames
+    std::uint8_t* frame_ = nullptr;   // device copy of host frames
     std::size_t frame_pitch_ = 0;
     Size frame_capacity_;
     DevicePyramid pyramid_;  // level 0: the device frame, or frame_ for a host frame
