@@ -18,6 +18,7 @@
 #include "app/pipeline/track_loop.h"
 #include "corrtrack/correlator.h"
 #include "tests/support/session_setup.h"
+#include "tests/support/read_source.h"
 #include "tests/support/synthetic_clip.h"
 
 namespace corrtrack {
@@ -54,10 +55,7 @@ Track old_path(const std::string& path, const std::string& kernel, const std::ve
     const auto tracker = test::tracker_on(kernel, &error);
     EXPECT_TRUE(tracker) << error;
     if (!tracker) return out;
-    SourceOptions so;
-    so.input = path;
-    so.want_rgb = false;
-    auto source = FrameSource::open(so, &error);
+    auto source = open_source(path, &error, /*want_rgb=*/false);
     EXPECT_TRUE(source) << error;
     if (!source) return out;
     FramePipeline pipeline(std::move(source), 6);
@@ -84,22 +82,19 @@ std::unique_ptr<FrameSession> open_session(MultiTracker& tracker, const std::str
 }
 
 TEST(FrameSession, LoopAndPullOneFrameGiveTheOldPathsBoxes) {
-    TempDir dir("frame_session");
-    SyntheticClipSpec spec;
-    spec.frames = 40;
+    const WrittenClip clip("frame_session", small_spec(40));
+    ASSERT_EQ(clip.truth.size(), 40u) << clip.error;
     std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 40u) << error;
-    const std::vector<BoxF> boxes{{truth[0].x, truth[0].y, truth[0].w, truth[0].h}, {200, 150, 40, 32}};
+    const std::vector<BoxF> boxes{to_box(clip.truth[0]), {200, 150, 40, 32}};
     const std::string kernel = "cpu_fast";
-    const Track old = old_path(dir.file("clip.mkv"), kernel, boxes);
+    const Track old = old_path(clip.path, kernel, boxes);
     ASSERT_EQ(old.index.size(), 40u);
 
     // The CLI's loop over the session.
     {
         const auto tracker = test::tracker_on(kernel, &error);
         ASSERT_TRUE(tracker) << error;
-        auto session = open_session(*tracker, dir.file("clip.mkv"), /*want_rgb=*/true);
+        auto session = open_session(*tracker, clip.path, /*want_rgb=*/true);
         ASSERT_TRUE(session);
         EXPECT_EQ(session->decode_mode(), "sw") << "auto with a CPU tracker decodes on the CPU";
         Track got;
@@ -111,7 +106,8 @@ TEST(FrameSession, LoopAndPullOneFrameGiveTheOldPathsBoxes) {
             EXPECT_GT(f.decode_ms, 0.0);
             EXPECT_EQ(results[0].times.decode_ms, f.decode_ms) << "frame " << f.index;
             EXPECT_GT(results[0].times.latency_ms, 0.0) << "frame " << f.index;
-            if (f.frame && f.frame->rgb.size() == static_cast<std::size_t>(spec.width) * 3 * spec.height) ++with_rgb;
+            if (f.frame && f.frame->rgb.size() == static_cast<std::size_t>(clip.spec.width) * 3 * clip.spec.height)
+                ++with_rgb;
             return true;
         };
         TrackLoopOptions lo;
@@ -134,7 +130,7 @@ TEST(FrameSession, LoopAndPullOneFrameGiveTheOldPathsBoxes) {
     {
         const auto tracker = test::tracker_on(kernel, &error);
         ASSERT_TRUE(tracker) << error;
-        auto session = open_session(*tracker, dir.file("clip.mkv"));
+        auto session = open_session(*tracker, clip.path);
         ASSERT_TRUE(session);
         EXPECT_FALSE(session->has_frame());
         EXPECT_EQ(session->frame().index, -1);
@@ -157,7 +153,8 @@ TEST(FrameSession, LoopAndPullOneFrameGiveTheOldPathsBoxes) {
         expect_same_boxes(got, old, 1e-6, "pull-one-frame vs the old path");
         double worst = 0;
         for (std::size_t i = 0; i < got.box.size(); ++i)
-            worst = std::max(worst, std::hypot(got.box[i].cx() - truth[i].cx(), got.box[i].cy() - truth[i].cy()));
+            worst =
+                std::max(worst, std::hypot(got.box[i].cx() - clip.truth[i].cx(), got.box[i].cy() - clip.truth[i].cy()));
         EXPECT_LT(worst, 1.0) << "the moving target's centre error";
     }
 
@@ -168,8 +165,7 @@ TEST(FrameSession, LoopAndPullOneFrameGiveTheOldPathsBoxes) {
     // The GPU tracker on software frames: copied by the session's uploader, same boxes.
     const auto tracker = test::tracker_on("cuda_dp4a_ilp", &error);
     ASSERT_TRUE(tracker) << error;
-    auto session =
-        test::open_session(*tracker, dir.file("clip.mkv"), DecodeMode::kSoftware, /*want_rgb=*/false, /*slots=*/4);
+    auto session = test::open_session(*tracker, clip.path, DecodeMode::kSoftware, /*want_rgb=*/false, /*slots=*/4);
     ASSERT_TRUE(session);
     ASSERT_TRUE(session->advance());
     for (const BoxF& b : boxes) EXPECT_GE(tracker->add_target(session->luma(true), b, &error), 0) << error;
@@ -183,18 +179,15 @@ TEST(FrameSession, LoopAndPullOneFrameGiveTheOldPathsBoxes) {
 }
 
 TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
-    TempDir dir("frame_session_limits");
-    SyntheticClipSpec spec;
-    spec.frames = 40;
+    const WrittenClip clip("frame_session_limits", small_spec(40));
+    ASSERT_EQ(clip.truth.size(), 40u) << clip.error;
     std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 40u) << error;
-    const std::vector<BoxF> boxes{{truth[0].x, truth[0].y, truth[0].w, truth[0].h}};
+    const std::vector<BoxF> boxes{to_box(clip.truth[0])};
     TrackerOptions to;
     to.kernel = "cpu_fast";
     {
         MultiTracker tracker(to);
-        auto session = open_session(tracker, dir.file("clip.mkv"));
+        auto session = open_session(tracker, clip.path);
         ASSERT_TRUE(session);
         std::vector<long> seen;
         auto on_frame = [&](const LoopFrame& f, std::vector<TrackResult>&, std::string*) {
@@ -215,7 +208,7 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
         MultiTracker tracker(to);
         std::atomic<bool> stop{false};
         SessionOptions so;
-        so.source.input = dir.file("clip.mkv");
+        so.source.input = clip.path;
         so.source.stop = &stop;
         so.decode = DecodeMode::kSoftware;
         auto session = FrameSession::open(tracker, so, &error);
@@ -235,8 +228,8 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
         EXPECT_EQ(st.frames, 10);
         EXPECT_EQ(last, 9);
         EXPECT_TRUE(st.stopped);
-        EXPECT_NEAR(last_box.cx(), truth[9].cx(), 1.0);
-        EXPECT_NEAR(last_box.cy(), truth[9].cy(), 1.0);
+        EXPECT_NEAR(last_box.cx(), clip.truth[9].cx(), 1.0);
+        EXPECT_NEAR(last_box.cy(), clip.truth[9].cy(), 1.0);
     }
 }
 
@@ -318,35 +311,34 @@ TEST(FrameSession, RealtimeDropsExactlyTheLateFramesAndCountsThem) {
 // The GUI's seek: a fresh session decoded up to frame N without tracking; the current frame
 // is N, its host luma is the decoded one, and targets start there.
 TEST(FrameSession, SeekByReopeningDecodesUpToTheFrameWithoutTracking) {
-    TempDir dir("frame_session_seek");
-    SyntheticClipSpec spec;
-    spec.frames = 30;
+    const WrittenClip clip("frame_session_seek", small_spec(30));
+    ASSERT_EQ(clip.truth.size(), 30u) << clip.error;
     std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 30u) << error;
     TrackerOptions to;
     to.kernel = "cpu_fast";
     MultiTracker tracker(to);
-    auto session = open_session(tracker, dir.file("clip.mkv"), /*want_rgb=*/true);
+    auto session = open_session(tracker, clip.path, /*want_rgb=*/true);
     ASSERT_TRUE(session);
     ASSERT_TRUE(session->advance());
     while (session->frame().index < 17 && session->advance()) {}
     ASSERT_EQ(session->frame().index, 17);
     const Frame& f = session->frame();
-    EXPECT_EQ(f.rgb.size(), static_cast<std::size_t>(spec.width) * 3 * spec.height) << "host RGB for display";
+    EXPECT_EQ(f.rgb.size(), static_cast<std::size_t>(clip.spec.width) * 3 * clip.spec.height) << "host RGB for display";
     const ImageView v = session->luma(false);
     EXPECT_EQ(v.data, f.luma.data()) << "a host frame's own luma, not a copy";
-    SyntheticScene scene(spec);
+    SyntheticScene scene(clip.spec);
     std::vector<std::uint8_t> clean;
     scene.render(17, clean, /*noise=*/false);
-    EXPECT_LT(mean_abs_diff(f.luma.data(), spec.width, clean.data(), spec.width, spec.width, spec.height), 3.0);
-    const TruthBox& t = truth[17];
+    EXPECT_LT(
+        mean_abs_diff(f.luma.data(), clip.spec.width, clean.data(), clip.spec.width, clip.spec.width, clip.spec.height),
+        3.0);
+    const TruthBox& t = clip.truth[17];
     ASSERT_GE(tracker.add_target(v, {t.x, t.y, t.w, t.h}, &error), 0) << error;
     EXPECT_EQ(tracker.size(), 1);
     long frames = 0;
     while (session->advance()) {
         const std::vector<TrackResult>& r = session->track_current();
-        const TruthBox& tt = truth[static_cast<std::size_t>(session->frame().index)];
+        const TruthBox& tt = clip.truth[static_cast<std::size_t>(session->frame().index)];
         EXPECT_NEAR(r[0].box.cx(), tt.cx(), 1.0) << "frame " << session->frame().index;
         EXPECT_NEAR(r[0].box.cy(), tt.cy(), 1.0) << "frame " << session->frame().index;
         ++frames;

@@ -10,6 +10,7 @@
 #include "app/track/tracker.h"
 #include "corrtrack/correlator.h"
 #include "render/gui_export.h"
+#include "tests/support/read_source.h"
 #include "tests/support/synthetic_clip.h"
 
 namespace corrtrack {
@@ -108,10 +109,7 @@ TEST(GuiExport, RecordingWritesEveryFrameThroughTheVideoQueue) {
     EXPECT_NE(model.export_message.find("(12 frames)"), std::string::npos) << model.export_message;
 
     std::string error;
-    SourceOptions so;
-    so.input = model.video_path;
-    so.want_rgb = true;
-    auto video = FrameSource::open(so, &error);
+    auto video = open_source(model.video_path, &error);
     ASSERT_TRUE(video) << error;
     Frame g;
     long n = 0;

@@ -71,15 +71,13 @@ bool frame_is_intact(const Frame& f) {
 }
 
 TEST(Pipeline, FileDeliversEveryFrameOnceInOrderToASlowConsumer) {
-    TempDir dir("pipeline");
-    SyntheticClipSpec spec;
-    spec.frames = 40;
+    const WrittenClip clip("pipeline", small_spec(40));
+    ASSERT_EQ(clip.truth.size(), 40u) << clip.error;
     std::string error;
-    ASSERT_EQ(write_synthetic_clip(dir.file("clip.mkv"), spec, &error).size(), 40u) << error;
-    auto source = open_source(dir.file("clip.mkv"), &error);
+    auto source = open_source(clip.path, &error);
     ASSERT_TRUE(source) << error;
 
-    SyntheticScene scene(spec);
+    SyntheticScene scene(clip.spec);
     std::vector<std::uint8_t> truth;
     FramePipeline pipeline(std::move(source), 3);
     EXPECT_FALSE(pipeline.live());
@@ -174,12 +172,10 @@ TEST(Pipeline, MissingSourceEndsAtOnceWithAnError) {
 }
 
 TEST(Pipeline, EarlyStopWhileTheDecoderWaitsForASlot) {
-    TempDir dir("pipeline");
-    SyntheticClipSpec spec;
-    spec.frames = 30;
+    const WrittenClip clip("pipeline", small_spec(30));
+    ASSERT_FALSE(clip.truth.empty()) << clip.error;
     std::string error;
-    ASSERT_FALSE(write_synthetic_clip(dir.file("clip.mkv"), spec, &error).empty()) << error;
-    auto source = open_source(dir.file("clip.mkv"), &error);
+    auto source = open_source(clip.path, &error);
     ASSERT_TRUE(source) << error;
     auto pipeline = std::make_unique<FramePipeline>(std::move(source), 2);
     const Frame* held = pipeline->acquire();  // never released

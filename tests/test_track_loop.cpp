@@ -56,14 +56,11 @@ LoopRun run_loop(const std::string& path, const std::string& kernel, DecodeMode 
 }
 
 TEST(TrackLoop, EveryFrameGetsOneResultPerTargetAndFilesDropNothing) {
-    TempDir dir("track_loop");
-    SyntheticClipSpec spec;
-    spec.frames = 40;
+    const WrittenClip clip("track_loop", small_spec(40));
+    ASSERT_EQ(clip.truth.size(), 40u) << clip.error;
     std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 40u) << error;
-    const std::vector<BoxF> boxes{{truth[0].x, truth[0].y, truth[0].w, truth[0].h}, {200, 150, 40, 32}};
-    const LoopRun cpu = run_loop(dir.file("clip.mkv"), "cpu_fast", DecodeMode::kSoftware, boxes);
+    const std::vector<BoxF> boxes{to_box(clip.truth[0]), {200, 150, 40, 32}};
+    const LoopRun cpu = run_loop(clip.path, "cpu_fast", DecodeMode::kSoftware, boxes);
     EXPECT_EQ(cpu.callbacks, 40);
     EXPECT_EQ(cpu.firsts, 1);
     EXPECT_EQ(cpu.dropped, 0);
@@ -71,15 +68,15 @@ TEST(TrackLoop, EveryFrameGetsOneResultPerTargetAndFilesDropNothing) {
     for (double ms : cpu.latency) EXPECT_GT(ms, 0.0);
     double worst = 0;
     for (std::size_t i = 1; i < cpu.centres.size(); ++i)
-        worst =
-            std::max(worst, std::hypot(cpu.centres[i].first - truth[i].cx(), cpu.centres[i].second - truth[i].cy()));
+        worst = std::max(
+            worst, std::hypot(cpu.centres[i].first - clip.truth[i].cx(), cpu.centres[i].second - clip.truth[i].cy()));
     EXPECT_LT(worst, 1.0) << "the moving target's centre error";
     if (!cuda_available()) {
         std::printf("no GPU: the device path (pinned slots, copy stream, look-ahead) was not run\n");
         return;
     }
     // The GPU path: pinned slots copied one frame ahead, the same track as the CPU.
-    const LoopRun gpu = run_loop(dir.file("clip.mkv"), "cuda_dp4a_ilp", DecodeMode::kSoftware, boxes);
+    const LoopRun gpu = run_loop(clip.path, "cuda_dp4a_ilp", DecodeMode::kSoftware, boxes);
     EXPECT_EQ(gpu.callbacks, 40);
     EXPECT_EQ(gpu.dropped, 0);
     ASSERT_EQ(gpu.centres.size(), cpu.centres.size());
@@ -94,17 +91,15 @@ TEST(TrackLoop, EveryFrameGetsOneResultPerTargetAndFilesDropNothing) {
 // boxes agree far below the 0.5 px the pipeline promises.
 TEST(TrackLoop, NvdecBoxesAgreeWithSoftwareDecodeWithinHalfAPixel) {
     if (!cuda_available()) GTEST_SKIP() << "no GPU: NVDEC not tested";
-    TempDir dir("track_loop_nvdec");
     SyntheticClipSpec spec;
     spec.frames = 60;
     spec.crf = 18;  // lossy High profile: x264's lossless mode is a profile NVDEC cannot decode
     spec.codec = "libx264";
-    std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mp4"), spec, &error);
-    ASSERT_EQ(truth.size(), 60u) << error;
-    const std::vector<BoxF> boxes{{truth[0].x, truth[0].y, truth[0].w, truth[0].h}};
-    const LoopRun sw = run_loop(dir.file("clip.mp4"), "auto", DecodeMode::kSoftware, boxes);
-    const LoopRun hw = run_loop(dir.file("clip.mp4"), "auto", DecodeMode::kNvdec, boxes);
+    const WrittenClip clip("track_loop_nvdec", spec, "clip.mp4");
+    ASSERT_EQ(clip.truth.size(), 60u) << clip.error;
+    const std::vector<BoxF> boxes{to_box(clip.truth[0])};
+    const LoopRun sw = run_loop(clip.path, "auto", DecodeMode::kSoftware, boxes);
+    const LoopRun hw = run_loop(clip.path, "auto", DecodeMode::kNvdec, boxes);
     if (hw.decode_mode != "nvdec") GTEST_SKIP() << "NVDEC unavailable in this FFmpeg or on this GPU";
     EXPECT_EQ(sw.decode_mode, "sw");
     ASSERT_EQ(hw.callbacks, 60);

@@ -25,10 +25,11 @@ class EglContext {
 public:
     explicit EglContext(bool want_cuda_device);
     ~EglContext();
-    EglContext(const EglContext&) = delete;
-    EglContext& operator=(const EglContext&) = delete;
     bool ok() const { return current_; }
     std::string error;
+    // One owner of the EGL display, surface and context.
+    EglContext(const EglContext&) = delete;
+    EglContext& operator=(const EglContext&) = delete;
 
 private:
     bool try_device(PFNEGLGETPLATFORMDISPLAYEXTPROC platform_display, EGLDeviceEXT dev);

@@ -35,12 +35,6 @@ ReadAll read_file(const std::string& input) {
     return read_all(*source, /*keep_frames=*/false);
 }
 
-SyntheticClipSpec small_spec(int frames) {
-    SyntheticClipSpec spec;
-    spec.frames = frames;
-    return spec;
-}
-
 double luma_error(const Frame& f, const SyntheticScene& scene) {
     std::vector<std::uint8_t> truth;
     scene.render(static_cast<int>(f.index), truth);

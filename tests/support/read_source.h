@@ -29,9 +29,6 @@ std::unique_ptr<FrameSource> open_source(const std::string& input, std::string* 
 // A file that does not open ends in kError with the reason in .error and no frames.
 ReadAll read_file(const std::string& input);
 
-// The default synthetic clip with `frames` frames.
-SyntheticClipSpec small_spec(int frames = 24);
-
 // Mean |decoded - truth| over the truth's size (a padded decode may be larger).
 double luma_error(const Frame& f, const SyntheticScene& scene);
 

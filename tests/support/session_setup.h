@@ -1,4 +1,4 @@
-// Trackers and frame sessions set up as the CLI and the GUI set them up, for the pipeline
+// Tracker options, trackers and frame sessions set up as the CLI and the GUI set them up, for the pipeline
 // tests: a kernel that cannot run here, or an input that does not open, fails the test.
 // Thread rules: plain functions.
 #pragma once
@@ -13,11 +13,16 @@
 
 namespace corrtrack::test {
 
-// A MultiTracker on `kernel`; null with *error when that kernel cannot run here.
-inline std::unique_ptr<MultiTracker> tracker_on(const std::string& kernel, std::string* error) {
+// The default options with `kernel`.
+inline TrackerOptions options_on(const std::string& kernel) {
     TrackerOptions to;
     to.kernel = kernel;
-    auto tracker = std::make_unique<MultiTracker>(to);
+    return to;
+}
+
+// A MultiTracker on `kernel`; null with *error when that kernel cannot run here.
+inline std::unique_ptr<MultiTracker> tracker_on(const std::string& kernel, std::string* error) {
+    auto tracker = std::make_unique<MultiTracker>(options_on(kernel));
     if (!tracker->set_kernel(kernel, error)) return nullptr;
     return tracker;
 }
