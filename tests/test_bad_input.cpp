@@ -22,8 +22,10 @@
 
 #include "app/io/frame_source.h"
 #include "app/io/video_writer.h"
+#include "tests/support/clip_suite.h"
 #include "tests/support/damage.h"
 #include "tests/support/run_cli.h"
+#include "tests/support/read_source.h"
 #include "tests/support/synthetic_clip.h"
 
 namespace corrtrack {
@@ -33,36 +35,16 @@ namespace fs = std::filesystem;
 using test::read_bytes;
 using test::run_cli;
 
-class BadInput : public ::testing::Test {
+class BadInput : public test::ClipSuite<BadInput> {
+public:
+    static constexpr const char* kTag = "badinput";
+
 protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir("badinput");
-        std::string error;
-        spec_.frames = 40;
-        truth_ = write_synthetic_clip(dir_->file("clip.mp4"), spec_, &error);
-        ASSERT_EQ(truth_.size(), 40u) << error;
-    }
-    static void TearDownTestSuite() {
-        delete dir_;
-        dir_ = nullptr;
-    }
-    static std::string d() { return dir_->path(); }
-    static std::string clip() { return dir_->file("clip.mp4"); }
-    static std::string box() {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "--box %.3f,%.3f,%.3f,%.3f", truth_[0].x, truth_[0].y, truth_[0].w, truth_[0].h);
-        return buf;
-    }
+    static std::string box() { return "--box " + test::box_text(truth_[0]); }
     static std::string track(const std::string& rest) {
         return "track " + clip() + " " + box() + " -k cpu_fast " + rest;
     }
-    static TempDir* dir_;
-    static SyntheticClipSpec spec_;
-    static std::vector<TruthBox> truth_;
 };
-TempDir* BadInput::dir_ = nullptr;
-SyntheticClipSpec BadInput::spec_;
-std::vector<TruthBox> BadInput::truth_;
 
 struct Case {
     std::string args;
@@ -281,9 +263,7 @@ TEST_F(BadInput, ResolutionChangeMidStreamIsFollowed) {
     ASSERT_NE(r.err.find(note), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find(note, r.err.find(note) + 1), std::string::npos) << "reported once: " << r.err;
     EXPECT_NE(r.out.find("resized     12 frame(s) scaled to 320x240"), std::string::npos) << r.out;
-    SourceOptions so;
-    so.input = d() + "/grow.mkv";
-    auto video = FrameSource::open(so, &error);
+    auto video = open_source(d() + "/grow.mkv", &error);
     ASSERT_TRUE(video) << error;
     Frame f;
     long n = 0;

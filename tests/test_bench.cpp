@@ -120,6 +120,20 @@ Csv read_csv(const fs::path& p) {
     return csv;
 }
 
+// A bench run writing its CSV to dir/name (--csv appended to args), and that CSV read back.
+struct BenchCsv {
+    CliRun run;
+    Csv csv;
+};
+
+BenchCsv run_bench_csv(const ScratchDir& dir, const std::string& args, const std::string& name) {
+    const fs::path csv_path = dir / name;
+    BenchCsv b;
+    b.run = run_cli(dir, args + " --csv " + sh_quote(csv_path.string()));
+    b.csv = read_csv(csv_path);
+    return b;
+}
+
 Size parse_size(const std::string& s) {
     const auto x = s.find('x');
     return {std::stoi(s.substr(0, x)), std::stoi(s.substr(x + 1))};
@@ -289,19 +303,18 @@ TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
 
 TEST(Bench, BatchOffKeepsTheColumnsAndBadBatchIsABadOption) {
     ScratchDir dir;
-    const fs::path csv_path = dir / "plain.csv";
-    CliRun run = run_cli(dir,
-                         "bench --kernels cpu_fast --sizes 160x120 --templates 8 --modes window --runs 1 "
-                         "--warmup 0 --quiet --csv " +
-                             sh_quote(csv_path.string()));
+    const auto [run, csv] =
+        run_bench_csv(dir,
+                      "bench --kernels cpu_fast --sizes 160x120 --templates 8 --modes window --runs 1 "
+                      "--warmup 0 --quiet",
+                      "plain.csv");
     EXPECT_EQ(run.code, 0) << run.output;
-    const Csv csv = read_csv(csv_path);
     ASSERT_FALSE(csv.columns.empty());
     EXPECT_EQ(csv.columns.back(), "status") << "batch columns without --batch";
     EXPECT_EQ(run.output.find("batch"), std::string::npos) << run.output;
-    run = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --runs 1 --batch -2");
-    EXPECT_EQ(run.code, 2) << run.output;
-    EXPECT_NE(run.output.find("--batch"), std::string::npos) << run.output;
+    const CliRun bad = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --runs 1 --batch -2");
+    EXPECT_EQ(bad.code, 2) << bad.output;
+    EXPECT_NE(bad.output.find("--batch"), std::string::npos) << bad.output;
 }
 
 TEST(Bench, UnknownKernelIsABadOption) {
@@ -327,15 +340,14 @@ TEST(Bench, MalformedSizeListIsABadOption) {
 
 TEST(Bench, SlowAndUnsupportedCasesAreReportedNotFatal) {
     ScratchDir dir;
-    const fs::path csv_path = dir / "slow.csv";
     // One cpu_ref run of a 64x64 template over 320x240 takes far more than a millisecond; a
     // template larger than the frame is refused by every kernel.
-    const CliRun run = run_cli(dir,
-                               "bench --kernels cpu_ref --sizes 320x240,64x48 --templates 64,300 --modes full "
-                               "--runs 3 --warmup 1 --max-seconds 0.001 --quiet --csv " +
-                                   sh_quote(csv_path.string()));
+    const auto [run, csv] =
+        run_bench_csv(dir,
+                      "bench --kernels cpu_ref --sizes 320x240,64x48 --templates 64,300 --modes full "
+                      "--runs 3 --warmup 1 --max-seconds 0.001 --quiet",
+                      "slow.csv");
     EXPECT_EQ(run.code, 0) << run.output;
-    const Csv csv = read_csv(csv_path);
     ASSERT_EQ(csv.rows.size(), 4u);
     for (const auto& row : csv.rows) {
         const std::string where = row.at("size") + " " + row.at("template");
@@ -350,16 +362,14 @@ TEST(Bench, SlowAndUnsupportedCasesAreReportedNotFatal) {
 
 TEST(Bench, HungCallStopsTheBenchWithItsResults) {
     ScratchDir dir;
-    const fs::path csv_path = dir / "hang.csv";
     // One cpu_ref run of a 256x256 template over 640x480 is 5.7e9 multiply-adds: far longer
     // than the 0.2 s after which the watchdog gives up on it.
-    const CliRun run = run_cli(dir,
-                               "bench --kernels cpu_ref --sizes 640x480 --templates 256 --modes full,window "
-                               "--runs 3 --max-seconds 100 --hang-seconds 0.2 --quiet --csv " +
-                                   sh_quote(csv_path.string()));
+    const auto [run, csv] = run_bench_csv(dir,
+                                          "bench --kernels cpu_ref --sizes 640x480 --templates 256 --modes full,window "
+                                          "--runs 3 --max-seconds 100 --hang-seconds 0.2 --quiet",
+                                          "hang.csv");
     EXPECT_EQ(run.code, 1) << run.output;
     EXPECT_NE(run.output.find("hung"), std::string::npos) << run.output;
-    const Csv csv = read_csv(csv_path);
     ASSERT_EQ(csv.rows.size(), 2u) << run.output;
     EXPECT_EQ(csv.rows[0].at("mode"), "full");
     EXPECT_EQ(csv.rows[0].at("status").rfind("error: hung", 0), 0u) << csv.rows[0].at("status");

@@ -13,6 +13,8 @@
 #include "app/io/camera_modes.h"
 #include "app/io/frame_source.h"
 #include "app/io/video_writer.h"
+#include "tests/support/clip_suite.h"
+#include "tests/support/read_source.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/synthetic_clip.h"
 
@@ -21,31 +23,13 @@ namespace {
 
 using test::run_cli;
 
-class Cli : public ::testing::Test {
+class Cli : public test::ClipSuite<Cli> {
+public:
+    static constexpr const char* kTag = "cli";
+
 protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir("cli");
-        std::string error;
-        spec_.frames = 40;
-        truth_ = write_synthetic_clip(dir_->file("clip.mp4"), spec_, &error);
-        ASSERT_EQ(truth_.size(), 40u) << error;
-    }
-    static void TearDownTestSuite() {
-        delete dir_;
-        dir_ = nullptr;
-    }
-    static std::string box_arg(const TruthBox& t) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "--box %.3f,%.3f,%.3f,%.3f", t.x, t.y, t.w, t.h);
-        return buf;
-    }
-    static TempDir* dir_;
-    static SyntheticClipSpec spec_;
-    static std::vector<TruthBox> truth_;
+    static std::string box_arg(const TruthBox& t) { return "--box " + test::box_text(t); }
 };
-TempDir* Cli::dir_ = nullptr;
-SyntheticClipSpec Cli::spec_;
-std::vector<TruthBox> Cli::truth_;
 
 TEST_F(Cli, TrackWritesEveryOutputWithOneRowPerFrame) {
     const std::string d = dir_->path();
@@ -92,16 +76,9 @@ TEST_F(Cli, TrackWritesEveryOutputWithOneRowPerFrame) {
     }
     EXPECT_EQ(otb_rows, 40);
 
-    std::string error;
-    SourceOptions so;
-    so.input = d + "/out.mp4";
-    auto video = FrameSource::open(so, &error);
-    ASSERT_TRUE(video) << error;
-    Frame f;
-    long n = 0;
-    while (video->read(f) == ReadStatus::kFrame) ++n;
-    EXPECT_EQ(n, 40);
-    EXPECT_EQ(f.width, spec_.width);
+    const ReadAll video = read_file(d + "/out.mp4");
+    EXPECT_EQ(video.count, 40) << video.error;
+    EXPECT_EQ(video.last_size.width, spec_.width);
 }
 
 TEST_F(Cli, RealtimePacesToTimestampsAndCountsLateFrames) {

@@ -21,6 +21,7 @@
 
 #include "app/io/frame_source.h"
 #include "tests/support/damage.h"
+#include "tests/support/read_source.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/synthetic_clip.h"
 
@@ -119,16 +120,9 @@ TEST_P(Signals, FirstSignalFinishesTheFrameAndCompletesEveryOutput) {
     while (std::getline(otb, line)) ++otb_rows;
     EXPECT_EQ(otb_rows, rows);
     // MP4: finalised (index written), every frame there.
-    SourceOptions so;
-    so.input = d + "/out.mp4";
-    auto video = FrameSource::open(so, &error);
-    ASSERT_TRUE(video) << error;
-    Frame f;
-    long n = 0;
-    ReadStatus status;
-    while ((status = video->read(f)) == ReadStatus::kFrame) ++n;
-    EXPECT_EQ(status, ReadStatus::kEnd) << video->error();
-    EXPECT_EQ(n, rows);
+    const ReadAll video = read_file(d + "/out.mp4");
+    EXPECT_EQ(video.status, ReadStatus::kEnd) << video.error;
+    EXPECT_EQ(video.count, rows);
     for (const auto& e : fs::directory_iterator(d))
         EXPECT_NE(e.path().filename().string().rfind(".out", 0), 0u) << "temporary left: " << e.path();
 }

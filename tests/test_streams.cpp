@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/track_streams.h"
+#include "tests/support/clip_suite.h"
 #include "tests/support/damage.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/synthetic_clip.h"
@@ -20,12 +21,16 @@
 namespace corrtrack {
 namespace {
 
+using test::box_text;
 using test::run_cli;
 
-class Streams : public ::testing::Test {
+class Streams : public test::SuiteDir<Streams> {
+public:
+    static constexpr const char* kTag = "streams";
+
 protected:
     static void SetUpTestSuite() {
-        dir_ = new TempDir("streams");
+        SuiteDir::SetUpTestSuite();
         std::string error;
         spec_a_.frames = 40;
         truth_a_ = write_synthetic_clip(dir_->file("cama.mp4"), spec_a_, &error);
@@ -40,16 +45,6 @@ protected:
         truth_b_ = write_synthetic_clip(dir_->file("camb.mp4"), spec_b_, &error);
         ASSERT_EQ(truth_b_.size(), 30u) << error;
     }
-    static void TearDownTestSuite() {
-        delete dir_;
-        dir_ = nullptr;
-    }
-    static std::string box_text(const TruthBox& t) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "%.3f,%.3f,%.3f,%.3f", t.x, t.y, t.w, t.h);
-        return buf;
-    }
-    static std::string d() { return dir_->path(); }
     static std::string a() { return d() + "/cama.mp4 --box " + box_text(truth_a_[0]); }
     static std::string b() { return d() + "/camb.mp4 --box " + box_text(truth_b_[0]); }
     // The CSV's rows without the timing columns (frame .. redetected).
@@ -65,13 +60,9 @@ protected:
         }
         return rows;
     }
-    static TempDir* dir_;
-    static SyntheticClipSpec spec_a_, spec_b_;
-    static std::vector<TruthBox> truth_a_, truth_b_;
+    static inline SyntheticClipSpec spec_a_, spec_b_;
+    static inline std::vector<TruthBox> truth_a_, truth_b_;
 };
-TempDir* Streams::dir_ = nullptr;
-SyntheticClipSpec Streams::spec_a_, Streams::spec_b_;
-std::vector<TruthBox> Streams::truth_a_, Streams::truth_b_;
 
 TEST_F(Streams, TwoClipsInOneProcessGiveTheBoxesOfTwoSeparateRuns) {
     auto r = run_cli("track " + a() + " -k cpu_fast --csv " + d() + "/sep_a.csv", d());

@@ -8,6 +8,8 @@
 #include "app/io/frame_source.h"
 #include "app/track/resample.h"
 #include "app/track/tracker.h"
+#include "tests/support/session_setup.h"
+#include "tests/support/read_source.h"
 #include "tests/support/synthetic_clip.h"
 
 namespace corrtrack {
@@ -20,12 +22,10 @@ struct TrackStats {
 
 // Tracks a clip written to disk (so the codec round trip is part of the test) from the true
 // first box and compares every centre with the truth.
-TrackStats track_clip(const std::string& path, const std::vector<TruthBox>& truth, TrackerOptions options) {
+TrackStats track_clip(const WrittenClip& clip, TrackerOptions options) {
+    const std::vector<TruthBox>& truth = clip.truth;
     std::string error;
-    SourceOptions so;
-    so.input = path;
-    so.want_rgb = false;
-    auto source = FrameSource::open(so, &error);
+    auto source = open_source(clip.path, &error, /*want_rgb=*/false);
     EXPECT_TRUE(source) << error;
     TrackStats s;
     if (!source) return s;
@@ -35,7 +35,7 @@ TrackStats track_clip(const std::string& path, const std::vector<TruthBox>& trut
     while (source->read(f) == ReadStatus::kFrame) {
         const TruthBox& t = truth[f.index];
         if (f.index == 0) {
-            EXPECT_TRUE(tracker.init(f.luma_view(), BoxF{t.x, t.y, t.w, t.h}, &error)) << error;
+            EXPECT_TRUE(tracker.init(f.luma_view(), to_box(t), &error)) << error;
             continue;
         }
         const TrackResult r = tracker.update(f.luma_view());
@@ -50,16 +50,12 @@ TrackStats track_clip(const std::string& path, const std::vector<TruthBox>& trut
 }
 
 TEST(Tracker, SubPixelAccuracyOnSyntheticClip) {
-    TempDir dir("tracker");
     SyntheticClipSpec spec;
     spec.frames = 80;
     spec.noise_sigma = 3.0;
-    std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 80u) << error;
-    TrackerOptions options;
-    options.kernel = "cpu_fast";
-    const TrackStats s = track_clip(dir.file("clip.mkv"), truth, options);
+    const WrittenClip clip("tracker", spec);
+    ASSERT_EQ(clip.truth.size(), 80u) << clip.error;
+    const TrackStats s = track_clip(clip, test::options_on("cpu_fast"));
     EXPECT_EQ(s.frames, 79);
     EXPECT_EQ(s.lost, 0);
     EXPECT_LT(s.mean_error, 0.5) << "max " << s.max_error;
@@ -67,7 +63,6 @@ TEST(Tracker, SubPixelAccuracyOnSyntheticClip) {
 }
 
 TEST(Tracker, LargeTargetMatchedAtReducedScale) {
-    TempDir dir("tracker_large");
     SyntheticClipSpec spec;
     spec.width = 480;
     spec.height = 360;
@@ -78,12 +73,10 @@ TEST(Tracker, LargeTargetMatchedAtReducedScale) {
     spec.velocity_y = -1.1;
     spec.start_x = 100;
     spec.start_y = 180;
-    std::string error;
-    const auto truth = write_synthetic_clip(dir.file("large.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 50u) << error;
-    TrackerOptions options;
-    options.kernel = "cpu_fast";
-    const TrackStats s = track_clip(dir.file("large.mkv"), truth, options);
+    const WrittenClip clip("tracker_large", spec, "large.mkv");
+    ASSERT_EQ(clip.truth.size(), 50u) << clip.error;
+    const TrackerOptions options = test::options_on("cpu_fast");
+    const TrackStats s = track_clip(clip, options);
     EXPECT_EQ(s.lost, 0);
     // Sub-pixel at the template's scale: one template pixel is 120 / 32 = 3.75 px here.
     const double reduction = spec.object_width / static_cast<double>(options.max_template_side);
@@ -219,17 +212,11 @@ namespace {
 // from exact sums, so the boxes agree far below a pixel. On a GPU machine this runs the
 // tracker's device path (upload, kernel, map download) for every CUDA kernel.
 TEST(Tracker, SameTrackOnEveryAvailableKernel) {
-    TempDir dir("tracker_kernels");
-    SyntheticClipSpec spec;
-    spec.frames = 30;
+    const WrittenClip clip("tracker_kernels", small_spec(30));
+    ASSERT_EQ(clip.truth.size(), 30u) << clip.error;
     std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 30u) << error;
     auto track = [&](const std::string& kernel) {
-        SourceOptions so;
-        so.input = dir.file("clip.mkv");
-        so.want_rgb = false;
-        auto source = FrameSource::open(so, &error);
+        auto source = open_source(clip.path, &error, /*want_rgb=*/false);
         EXPECT_TRUE(source) << error;
         TrackerOptions options;
         options.kernel = kernel;
@@ -238,8 +225,7 @@ TEST(Tracker, SameTrackOnEveryAvailableKernel) {
         Frame f;
         while (source && source->read(f) == ReadStatus::kFrame) {
             if (f.index == 0) {
-                EXPECT_TRUE(tracker.init(f.luma_view(), {truth[0].x, truth[0].y, truth[0].w, truth[0].h}, &error))
-                    << error;
+                EXPECT_TRUE(tracker.init(f.luma_view(), to_box(clip.truth[0]), &error)) << error;
                 continue;
             }
             out.push_back(tracker.update(f.luma_view()));
@@ -275,10 +261,7 @@ namespace {
 std::vector<std::vector<TrackResult>> track_many(const std::string& path, const std::vector<BoxF>& boxes,
                                                  const std::string& kernel, int* launches = nullptr) {
     std::string error;
-    SourceOptions so;
-    so.input = path;
-    so.want_rgb = false;
-    auto source = FrameSource::open(so, &error);
+    auto source = open_source(path, &error, /*want_rgb=*/false);
     EXPECT_TRUE(source) << error;
     TrackerOptions options;
     options.kernel = kernel;
@@ -314,24 +297,23 @@ void expect_same_tracks(const std::vector<std::vector<TrackResult>>& got,
 // path (atlas sampling incl. area averaging for a scaled-down target, batched launch, ranked
 // peaks) reproduces the host path, and targets of one template size share one launch.
 TEST(MultiTracker, OnePassMatchesOneTrackerPerTargetAndBatchesOnTheGpu) {
-    TempDir dir("multi");
     SyntheticClipSpec spec;
     spec.width = 480;
     spec.height = 360;
     spec.object_width = 40;
     spec.object_height = 32;
     spec.frames = 30;
-    std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 30u) << error;
-    const std::vector<BoxF> same_size{{truth[0].x, truth[0].y, 40, 32}, {300, 200, 40, 32}, {380, 60, 40, 32}};
+    const WrittenClip clip("multi", spec);
+    ASSERT_EQ(clip.truth.size(), 30u) << clip.error;
+    const std::vector<BoxF> same_size{
+        {clip.truth[0].x, clip.truth[0].y, 40, 32}, {300, 200, 40, 32}, {380, 60, 40, 32}};
     std::vector<BoxF> mixed = same_size;
     mixed.push_back({200, 220, 130, 110});  // 2.7x reduction: area sampling
     mixed.push_back({30, 250, 47, 29});     // bilinear-free scale 1, another template size
 
-    const auto multi = track_many(dir.file("clip.mkv"), mixed, "cpu_fast");
+    const auto multi = track_many(clip.path, mixed, "cpu_fast");
     for (std::size_t t = 0; t < mixed.size(); ++t) {
-        const auto single = track_many(dir.file("clip.mkv"), {mixed[t]}, "cpu_fast");
+        const auto single = track_many(clip.path, {mixed[t]}, "cpu_fast");
         std::vector<std::vector<TrackResult>> column;
         for (const auto& frame : multi) column.push_back({frame[t]});
         expect_same_tracks(column, single, 0.0, "target " + std::to_string(t));
@@ -341,12 +323,11 @@ TEST(MultiTracker, OnePassMatchesOneTrackerPerTargetAndBatchesOnTheGpu) {
         return;
     }
     int launches = 0;
-    expect_same_tracks(track_many(dir.file("clip.mkv"), mixed, "cuda_dp4a_ilp", &launches), multi, 1e-3,
-                       "cuda_dp4a_ilp");
+    expect_same_tracks(track_many(clip.path, mixed, "cuda_dp4a_ilp", &launches), multi, 1e-3, "cuda_dp4a_ilp");
     std::printf("cuda_dp4a_ilp: %d correlation launches for %zu targets x 3 scales\n", launches, mixed.size());
-    track_many(dir.file("clip.mkv"), same_size, "cuda_dp4a_ilp", &launches);
+    track_many(clip.path, same_size, "cuda_dp4a_ilp", &launches);
     EXPECT_EQ(launches, 1) << "3 targets of one template size x 3 scales in one batched launch";
-    track_many(dir.file("clip.mkv"), same_size, "cuda_shared", &launches);
+    track_many(clip.path, same_size, "cuda_shared", &launches);
     EXPECT_EQ(launches, 9) << "cuda_shared has no batched form: one launch per patch";
 }
 
@@ -362,16 +343,10 @@ namespace {
 // exactly the host copy's values, also across a full-frame re-detection pass.
 TEST(MultiTracker, DeviceMapsEqualTheHostMaps) {
     if (!cuda_available()) GTEST_SKIP() << "no GPU: device maps not tested";
-    TempDir dir("device_maps");
-    SyntheticClipSpec spec;
-    spec.frames = 12;
+    const WrittenClip clip("device_maps", small_spec(12));
+    ASSERT_EQ(clip.truth.size(), 12u) << clip.error;
     std::string error;
-    const auto truth = write_synthetic_clip(dir.file("clip.mkv"), spec, &error);
-    ASSERT_EQ(truth.size(), 12u) << error;
-    SourceOptions so;
-    so.input = dir.file("clip.mkv");
-    so.want_rgb = false;
-    auto source = FrameSource::open(so, &error);
+    auto source = open_source(clip.path, &error, /*want_rgb=*/false);
     ASSERT_TRUE(source) << error;
     TrackerOptions options;
     options.kernel = "cuda_dp4a_ilp";
@@ -382,7 +357,7 @@ TEST(MultiTracker, DeviceMapsEqualTheHostMaps) {
     int compared = 0;
     while (source->read(f) == ReadStatus::kFrame) {
         if (f.index == 0) {
-            ASSERT_GE(tracker.add_target(f.luma_view(), {truth[0].x, truth[0].y, truth[0].w, truth[0].h}, &error), 0);
+            ASSERT_GE(tracker.add_target(f.luma_view(), to_box(clip.truth[0]), &error), 0);
             ASSERT_GE(tracker.add_target(f.luma_view(), {200, 150, 40, 32}, &error), 0);
             continue;
         }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "app/track/types.h"
+
 namespace corrtrack {
 
 // Top-left corner and size in continuous pixel coordinates: pixel i covers [i, i+1).
@@ -16,6 +18,8 @@ struct TruthBox {
     double cx() const { return x + w / 2; }
     double cy() const { return y + h / 2; }
 };
+
+inline BoxF to_box(const TruthBox& t) { return {t.x, t.y, t.w, t.h}; }
 
 struct SyntheticClipSpec {
     int width = 320, height = 240;
@@ -33,6 +37,13 @@ struct SyntheticClipSpec {
     int crf = 0;                                // encoder quality: 0 is lossless x264 / finest JPEG
     std::string codec;                          // empty: VideoWriter's default for the file name
 };
+
+// The default scene with `frames` frames.
+inline SyntheticClipSpec small_spec(int frames = 24) {
+    SyntheticClipSpec spec;
+    spec.frames = frames;
+    return spec;
+}
 
 // Renders frames of a spec. The object's texture is a continuous function of object-local
 // coordinates (a sum of random plane waves), sampled 4x4 per pixel, so sub-pixel motion and
@@ -87,6 +98,17 @@ public:
 
 private:
     std::string path_;
+};
+
+// A synthetic clip written into a TempDir of its own (removed with it): the file, the spec and
+// the truth; truth is empty, and error says why, when the clip could not be written.
+struct WrittenClip {
+    WrittenClip(const std::string& tag, const SyntheticClipSpec& clip_spec, const std::string& name = "clip.mkv")
+        : dir(tag), spec(clip_spec), path(dir.file(name)), truth(write_synthetic_clip(path, spec, &error)) {}
+    TempDir dir;
+    SyntheticClipSpec spec;
+    std::string path, error;
+    std::vector<TruthBox> truth;
 };
 
 }  // namespace corrtrack

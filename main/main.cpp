@@ -1,4 +1,5 @@
-// corrtrack entry point: gui | track | eval | bench | kernels (app/cli/command_line.cpp).
+// corrtrack entry point: gui | track | eval | bench | kernels | cameras (app/cli/command_line.cpp;
+// the gui command, in main/gui_command.cpp, only when the GUI is built).
 #include <csignal>
 #include <cstdlib>
 
@@ -9,9 +10,7 @@ extern "C" {
 }
 
 #if CORRTRACK_HAVE_GUI
-namespace corrtrack {
-void register_gui_command(CLI::App& root, CommandOutcome& outcome);  // app/cli/gui_command.cpp
-}
+#include "main/gui_command.h"
 #endif
 
 namespace {

@@ -1,10 +1,12 @@
 // `corrtrack gui [INPUT]`: the desktop GUI (render/), with the bundled sample when no input is
 // given, and a screenshot mode (--screenshot out.png --frames N) for scripts and tests.
-// Built only with the GUI (CORRTRACK_HAVE_GUI); linked into the corrtrack executable.
+// Built only with the GUI (CORRTRACK_HAVE_GUI), into the corrtrack executable (main/): app/
+// never includes render/.
 #include <cstdio>
 
+#include "main/gui_command.h"
+
 #include "app/cli/cli_common.h"
-#include "app/cli/commands.h"
 #include "app/util/assets.h"
 #include "render/gui_app.h"
 

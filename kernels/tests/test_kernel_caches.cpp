@@ -1,0 +1,122 @@
+// The kernel library's bounded caches, white-box (its private cpu/ and cuda/ headers): the FFT
+// numerator's plan cache and auto's memory of problem shapes stay bounded however many sizes
+// a long run meets, and auto times only the problems worth timing.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_kernels.h"
+#include "cuda/cuda_kernels.h"
+#include "tests/support/random_image.h"
+
+namespace corrtrack {
+namespace {
+
+// Windows of ever new sizes (a re-detection at a drifting scale) reuse a bounded set of FFT
+// plans, and every result stays exact.
+TEST(BoundedCaches, FftPlansStayBoundedAndExact) {
+    const test::OwnedImage templ = test::random_image(24, 20, 5);
+    FftNumerator fft;
+    fft.set_template(templ.view());
+    const std::size_t created_before = FftNumerator::plans_created();
+    for (int k = 0; k < 60; ++k) {
+        const Size size{120 + 7 * k, 90 + 5 * k};
+        const test::OwnedImage image = test::random_image(size.width, size.height, 100 + k);
+        const Size out{size.width - 23, size.height - 19};
+        std::vector<std::uint32_t> a(static_cast<std::size_t>(out.width) * out.height), b(a.size());
+        fft.run(image.view(), a.data(), out.width);
+        direct_numerator(image.view(), templ.view(), b.data(), out.width);
+        ASSERT_EQ(a, b) << "size " << size.width << "x" << size.height;
+        EXPECT_LE(FftNumerator::cached_plans(), kFftPlanCacheSize);
+    }
+    EXPECT_GE(FftNumerator::plans_created() - created_before, 40u);
+}
+
+// A frame uploaded to the device and room for a float map of the same size (auto's tests).
+struct DeviceFrame {
+    explicit DeviceFrame(const test::OwnedImage& image) : width(image.width), height(image.height) {
+        const std::size_t n = image.pixels.size();
+        if (cudaMalloc(&pixels, n) != cudaSuccess || cudaMalloc(&map, n * sizeof(float)) != cudaSuccess ||
+            cudaMemcpy(pixels, image.pixels.data(), n, cudaMemcpyHostToDevice) != cudaSuccess)
+            failed = true;
+    }
+    ~DeviceFrame() {
+        cudaFree(pixels);
+        cudaFree(map);
+    }
+    DeviceFrame(const DeviceFrame&) = delete;
+    DeviceFrame& operator=(const DeviceFrame&) = delete;
+    bool ok() const { return !failed; }
+    ImageView view() const { return {pixels, width, height, static_cast<std::size_t>(width), MemorySpace::kDevice}; }
+    int width, height;
+    std::uint8_t* pixels = nullptr;
+    float* map = nullptr;
+    bool failed = false;
+};
+
+// auto remembers at most 64 buckets of shapes however many it meets (a re-detection window
+// that drifts through sizes for hours), the least recently used forgotten. 8 x 8 template
+// sides x 2 window sizes are 128 buckets. GPU only.
+TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
+    const DeviceFrame dev(test::random_image(256, 192, 7));
+    ASSERT_TRUE(dev.ok());
+    auto corr = make_auto();
+    auto* a = dynamic_cast<AutoSelect*>(corr.get());
+    ASSERT_TRUE(a);
+    const ImageView view = dev.view();
+    const int sides[] = {4, 8, 12, 16, 24, 32, 48, 64};
+    for (int k = 0; k < 128; ++k) {
+        const Size t{sides[k % 8], sides[(k / 8) % 8]};
+        const test::OwnedImage templ = test::random_image(t.width, t.height, 8 + k);
+        corr->set_template(templ.view(), nullptr);
+        const Rect roi = k < 64 ? Rect{0, 0, 256, 192} : Rect{0, 0, 128, 96};
+        const NccProblem p{{256, 192}, t, roi, 1};
+        const Size o = p.out_size();
+        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                  nullptr);
+        ASSERT_LE(a->remembered_shapes(), 64u) << k;
+    }
+    EXPECT_EQ(a->remembered_shapes(), 64u);  // the bound was reached and held
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// A small problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round; a full
+// 1080p frame with a 64x64 template (7.7G multiply-adds) is timed once, and its winner is then reused. GPU only.
+TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
+    const test::OwnedImage templ = test::random_image(64, 64, 4);
+    const DeviceFrame dev(test::random_image(1920, 1080, 3));
+    ASSERT_TRUE(dev.ok());
+    auto corr = make_auto();
+    auto* a = dynamic_cast<AutoSelect*>(corr.get());
+    ASSERT_TRUE(a);
+    corr->set_template(templ.view(), nullptr);
+    const ImageView view = dev.view();
+    auto run = [&](const Rect& roi) {
+        const NccProblem p{{1920, 1080}, {64, 64}, roi, 1};
+        const Size o = p.out_size();
+        corr->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                  nullptr);
+        return p;
+    };
+    const NccProblem small = run(Rect{500, 300, 160, 160});  // 97x97 positions x 4096: 39M
+    EXPECT_EQ(a->choice(small), "cuda_dp4a_ilp");
+    EXPECT_EQ(a->last_timings().rfind("untimed: cuda_dp4a_ilp", 0), 0u) << a->last_timings();
+    const NccProblem full = run(Rect{0, 0, 1920, 1080});
+    const std::string timings = a->last_timings();
+    EXPECT_EQ(timings.find("untimed"), std::string::npos) << timings;
+    EXPECT_NE(timings.find("cuda_mma"), std::string::npos) << timings;  // the candidates were timed
+    const std::string winner = a->choice(full);
+    EXPECT_EQ(timings.rfind(winner + " ", 0), 0u) << timings;  // the fastest is listed first
+    run(Rect{0, 0, 1920, 1080});
+    EXPECT_EQ(a->last_timings(), timings);  // no second round
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace corrtrack
