@@ -19,6 +19,7 @@
 
 #include "app/track/backends.h"
 #include "app/track/device_pyramid.h"
+#include "app/track/gpu_search_stats.h"
 #include "app/util/stats.h"
 #include "corrtrack/cuda_util.h"
 
@@ -73,24 +74,7 @@ public:
     }
     ~GpuSearch() override {
         if (stream_) cudaStreamSynchronize(stream_);  // queued copies still target our buffers
-        if (stats_ && frames_ > 0) {
-            std::fprintf(stderr, "gpu search: %ld host frames, %.1f%% of their rows uploaded, %ld late uploads\n",
-                         frames_, 100.0 * uploaded_total_ / std::max(1L, frame_rows_total_), late_uploads_);
-            const double n = 1000.0 / frames_;  // us per frame
-            std::fprintf(stderr,
-                         "gpu search us/frame: before search %.1f, enqueue %.1f (row uploads %.1f, correlate "
-                         "%.1f), wait %.1f (gpu %.1f), after search %.1f, sample %.1f, searches %.2f, pageable "
-                         "frames %.0f\n",
-                         prof_[0] * n, prof_[1] * n, prof_[7] * n, prof_[8] * n, prof_[2] * n, prof_[3] * n,
-                         prof_[4] * n, prof_[5] * n, prof_[6] / frames_, prof_[9]);
-            std::fprintf(stderr,
-                         "gpu search us/frame detail: set_template %.1f (%.2f calls, %.0f px), correlator run %.1f "
-                         "(%.2f calls), prepare_levels %.1f (%.2f halves), sample+gradient launch %.1f, peaks launch "
-                         "%.1f, events %.1f; gpu: sampling %.1f, correlation %.1f, peaks %.1f\n",
-                         prof_[10] * n, prof_[11] / frames_, prof_[12] / frames_, prof_[13] * n, prof_[14] / frames_,
-                         prof_[15] * n, prof_[16] / frames_, prof_[17] * n, prof_[18] * n, prof_[19] * n, prof_[20] * n,
-                         prof_[21] * n, prof_[22] * n);
-        }
+        if (stats_) counters_.print(stderr);
         cudaFree(frame_);
         for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_, searched_})
             cudaEventDestroy(e);
@@ -112,8 +96,8 @@ public:
     // so a small target in a large frame costs a band of rows, not the frame.
     double begin_frame(ImageView f) override {
         const auto t0 = std::chrono::steady_clock::now();
-        mark_phase_ = -1;
-        mark(0);
+        counters_.drop_phase();  // the time since the last call belongs to no frame
+        counters_.mark(GpuSearchStats::kBeforeSearch);
         if (f.space == MemorySpace::kDevice) {
             pyramid_.reset(f, nullptr, 0);
             return 0;
@@ -125,14 +109,14 @@ public:
             CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&frame_), &frame_pitch_, frame_capacity_.width,
                                            frame_capacity_.height));
         }
-        ++frames_;
+        ++counters_.frames;
         if (stats_) {
             // Is the frame pinned? A pageable one makes every row upload a synchronous copy.
             cudaPointerAttributes a{};
             if (cudaPointerGetAttributes(&a, f.data) != cudaSuccess) cudaGetLastError();
-            if (a.type != cudaMemoryTypeHost) prof_[9] += 1;
+            if (a.type != cudaMemoryTypeHost) ++counters_.pageable_frames;
         }
-        frame_rows_total_ += f.height;
+        counters_.frame_rows += f.height;
         pyramid_.reset(f, frame_, frame_pitch_);
         if (full_upload_) count_uploads(pyramid_.upload_frame(stream_));
         return ms_since(t0);
@@ -222,14 +206,15 @@ private:
                     StageTimes* times);
     // pyramid_.prepare() with the A/B switch and the stats; returns the rows it uploaded.
     long prepare_levels(const std::vector<SampleItem>& items, const std::vector<Size>& margins) {
+        StatClock clock(stat(&GpuSearchStats::prepare_ms));
         const DevicePyramid::Uploads u = pyramid_.prepare(items, margins, full_upload_, stream_);
         count_uploads(u);
         return u.rows;
     }
     void count_uploads(const DevicePyramid::Uploads& u) {
-        uploaded_total_ += u.rows;
-        prof_[7] += u.ms;
-        prof_[16] += u.halvings;
+        counters_.uploaded_rows += u.rows;
+        counters_.upload_ms += u.ms;
+        counters_.halvings += u.halvings;
     }
     void correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
@@ -246,21 +231,9 @@ private:
     Size frame_capacity_;
     DevicePyramid pyramid_;  // level 0: the device frame, or frame_ for a host frame
     cudaEvent_t uploaded_ = nullptr;
-    // Counts for CORRTRACK_GPU_SEARCH_STATS=1 (printed when the backend goes).
-    long late_uploads_ = 0;  // uploads sample() had to wait for (the search had not covered them)
-    long uploaded_total_ = 0, frame_rows_total_ = 0, frames_ = 0;
-    // Host time (ms) per phase: before the first search of a frame (learning, planning),
-    // queueing a search, waiting for it, GPU time of searches, between a search's return and
-    // the next call (policy), sample(); [6] counts searches.
-    double prof_[24] = {};  // [7]: inside the row uploads, [8]: inside correlate(), [9]: pageable frames
-    std::chrono::steady_clock::time_point last_mark_;
-    int mark_phase_ = -1;  // phase that ends at the next call (0: before search, 4: after search)
-    void mark(int next_phase) {
-        const auto now = std::chrono::steady_clock::now();
-        if (mark_phase_ >= 0) prof_[mark_phase_] += std::chrono::duration<double, std::milli>(now - last_mark_).count();
-        last_mark_ = now;
-        mark_phase_ = next_phase;
-    }
+    // CORRTRACK_GPU_SEARCH_STATS=1: counted always (cheap), timed only when on.
+    GpuSearchStats counters_;
+    double* stat(double GpuSearchStats::*field) { return stats_ ? &(counters_.*field) : nullptr; }
     bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false, stats_ = false;
     DeviceBuffer<std::uint8_t> atlas_;
     DeviceBuffer<RankedPeak> peaks_;
@@ -304,11 +277,12 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
         s.version = t.version + 1;
     }
     if (s.version != t.version) {
-        const auto t_set = std::chrono::steady_clock::now();
-        s.corr->set_template(t.image, stream_);
-        prof_[10] += ms_since(t_set);
-        prof_[11] += 1;
-        prof_[12] += static_cast<double>(t.image.width) * t.image.height;
+        {
+            StatClock clock(stat(&GpuSearchStats::set_template_ms));
+            s.corr->set_template(t.image, stream_);
+        }
+        counters_.set_template_calls += 1;
+        counters_.set_template_px += static_cast<double>(t.image.width) * t.image.height;
         s.version = t.version;
     }
     return *s.corr;
@@ -316,7 +290,7 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
 
 void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
                            StageTimes* times) {
-    mark(1);
+    counters_.mark(GpuSearchStats::kEnqueue);
     Pass& ps = passes_[pass];
     std::vector<Item>& items = ps.items;
     hits.resize(requests.size());
@@ -383,29 +357,28 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     // Stage events only where a split is wanted: each timed record costs about a us of host time.
     const bool timed = times || stats_;
     cudaEvent_t done = timed ? peaked_ : searched_;
-    auto t_ev = std::chrono::steady_clock::now();
-    if (timed) CORRTRACK_CUDA(cudaEventRecord(begin_, stream_));
-    prof_[19] += ms_since(t_ev);
-    const auto t_prep = std::chrono::steady_clock::now();
+    auto record = [&](cudaEvent_t e) {
+        StatClock clock(stat(&GpuSearchStats::event_ms));
+        if (timed) CORRTRACK_CUDA(cudaEventRecord(e, stream_));
+    };
+    record(begin_);
     prepare_levels(sample_items_, sample_margins_);
-    prof_[15] += ms_since(t_prep);
-    const auto t_sample = std::chrono::steady_clock::now();
-    launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_);
-    launch_gradient_patches(atlas, gradient_items_, stream_);
-    prof_[17] += ms_since(t_sample);
-    t_ev = std::chrono::steady_clock::now();
-    if (timed) CORRTRACK_CUDA(cudaEventRecord(sampled_, stream_));
-    prof_[19] += ms_since(t_ev);
-    const auto t_corr = std::chrono::steady_clock::now();
-    correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
-    prof_[8] += ms_since(t_corr);
+    {
+        StatClock clock(stat(&GpuSearchStats::sample_launch_ms));
+        launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_);
+        launch_gradient_patches(atlas, gradient_items_, stream_);
+    }
+    record(sampled_);
+    {
+        StatClock clock(stat(&GpuSearchStats::correlate_ms));
+        correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
+    }
     launch_blend_maps(maps, blend_items_, stream_);
-    t_ev = std::chrono::steady_clock::now();
-    if (timed) CORRTRACK_CUDA(cudaEventRecord(correlated_, stream_));
-    prof_[19] += ms_since(t_ev);
-    const auto t_peaks = std::chrono::steady_clock::now();
-    launch_ranked_peaks(maps, peak_items_, peaks, stream_);
-    prof_[18] += ms_since(t_peaks);
+    record(correlated_);
+    {
+        StatClock clock(stat(&GpuSearchStats::peaks_launch_ms));
+        launch_ranked_peaks(maps, peak_items_, peaks, stream_);
+    }
     if (copy_peaks_)
         CORRTRACK_CUDA(
             cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost, stream_));
@@ -415,20 +388,20 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     }
     CORRTRACK_CUDA(cudaEventRecord(done, stream_));
     // The one wait of a search: the policy's next step depends on these peaks.
-    mark(2);
+    counters_.mark(GpuSearchStats::kWait);
     CORRTRACK_CUDA(cudaEventSynchronize(done));
-    mark(4);
-    prof_[6] += 1;
+    counters_.mark(GpuSearchStats::kAfterSearch);
+    counters_.searches += 1;
     for (std::size_t k = 0; k < items.size(); ++k) hits[items[k].request] = host_peaks[k];
     if (!timed) return;
     float sample_ms = 0, correlate_ms = 0, peak_ms = 0;
     CORRTRACK_CUDA(cudaEventElapsedTime(&sample_ms, begin_, sampled_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&correlate_ms, sampled_, correlated_));
     CORRTRACK_CUDA(cudaEventElapsedTime(&peak_ms, correlated_, peaked_));
-    prof_[3] += sample_ms + correlate_ms + peak_ms;
-    prof_[20] += sample_ms;
-    prof_[21] += correlate_ms;
-    prof_[22] += peak_ms;
+    counters_.gpu_ms += sample_ms + correlate_ms + peak_ms;
+    counters_.gpu_sample_ms += sample_ms;
+    counters_.gpu_correlate_ms += correlate_ms;
+    counters_.gpu_peaks_ms += peak_ms;
     if (!times) return;
     times->upload_ms += sample_ms;
     times->correlate_ms += correlate_ms;
@@ -467,21 +440,21 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                     for (int y = 0; y < ts.height; ++y)
                         std::copy(img.row(y), img.row(y) + ts.width, &grp.pixels[k * tb + y * ts.width]);
                 }
-                const auto t_set = std::chrono::steady_clock::now();
+                StatClock clock(stat(&GpuSearchStats::set_template_ms));
                 grp.corr->set_template({grp.pixels.data(), ts.width, ts.height * count,
                                         static_cast<std::size_t>(ts.width), MemorySpace::kHost},
                                        stream_);
-                prof_[10] += ms_since(t_set);
-                prof_[11] += 1;
-                prof_[12] += static_cast<double>(grp.pixels.size());
+                counters_.set_template_calls += 1;
+                counters_.set_template_px += static_cast<double>(grp.pixels.size());
             }
-            const auto t_run = std::chrono::steady_clock::now();
-            grp.corr->run(atlas, batch,
-                          {maps + head.map_offset, head.out.width, head.out.height * count,
-                           static_cast<std::size_t>(head.out.width), MemorySpace::kDevice},
-                          stream_);
-            prof_[13] += ms_since(t_run);
-            prof_[14] += 1;
+            {
+                StatClock clock(stat(&GpuSearchStats::run_ms));
+                grp.corr->run(atlas, batch,
+                              {maps + head.map_offset, head.out.width, head.out.height * count,
+                               static_cast<std::size_t>(head.out.width), MemorySpace::kDevice},
+                              stream_);
+            }
+            counters_.run_calls += 1;
             ++launches_;
         } else {
             for (std::size_t k = first; k < last; ++k) {
@@ -489,7 +462,7 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                 const SearchRequest& r = requests[it.request];
                 const NccProblem p{atlas.size(), ts, Rect{0, it.row, r.patch.width, r.patch.height}};
                 Correlator& corr = single(r.templ);
-                const auto t_run = std::chrono::steady_clock::now();
+                StatClock clock(stat(&GpuSearchStats::run_ms));
                 std::string why;
                 if (!corr.supports(p, &why))
                     throw std::runtime_error("kernel " + kernel_ + " cannot run this search: " + why);
@@ -497,8 +470,7 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                          {maps + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.out.width),
                           MemorySpace::kDevice},
                          stream_);
-                prof_[13] += ms_since(t_run);
-                prof_[14] += 1;
+                counters_.run_calls += 1;
                 ++launches_;
             }
         }
@@ -507,7 +479,7 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
 }
 
 void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
-    mark(5);
+    counters_.mark(GpuSearchStats::kSample);
     std::size_t total = 0;
     sample_offsets_.clear();
     sample_items_.clear();
@@ -524,7 +496,7 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
         // frame may be reused once the caller returns, so this copy is waited for (rare).
         CORRTRACK_CUDA(cudaEventRecord(uploaded_, stream_));
         CORRTRACK_CUDA(cudaEventSynchronize(uploaded_));
-        ++late_uploads_;
+        ++counters_.late_uploads;
     }
     std::uint8_t* host = host_samples_.ensure(total);
     if (copy_peaks_) {
@@ -536,7 +508,7 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
     }
     CORRTRACK_CUDA(cudaEventRecord(samples_ready_, stream_));
     samples_pending_ = true;
-    mark(-1);
+    counters_.mark(GpuSearchStats::kNone);
 }
 
 }  // namespace
