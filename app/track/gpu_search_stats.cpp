@@ -13,8 +13,8 @@ void GpuSearchStats::print(std::FILE* out) const {
                  "gpu search us/frame: before search %.1f, enqueue %.1f (row uploads %.1f, correlate %.1f), wait "
                  "%.1f (gpu %.1f), after search %.1f, sample %.1f, searches %.2f, pageable frames %ld\n",
                  phase_ms[kBeforeSearch] * n, phase_ms[kEnqueue] * n, upload_ms * n, correlate_ms * n,
-                 phase_ms[kWait] * n, gpu_ms * n, phase_ms[kAfterSearch] * n, phase_ms[kSample] * n,
-                 searches / frames, pageable_frames);
+                 phase_ms[kWait] * n, gpu_ms * n, phase_ms[kAfterSearch] * n, phase_ms[kSample] * n, searches / frames,
+                 pageable_frames);
     std::fprintf(out,
                  "gpu search us/frame detail: set_template %.1f (%.2f calls, %.0f px), correlator run %.1f (%.2f "
                  "calls), prepare_levels %.1f (%.2f halves), sample+gradient launch %.1f, peaks launch %.1f, events "
