@@ -371,7 +371,8 @@ done
 if want soak; then
   t0=$SECONDS
   run_step "$(limit_of "$T_SOAK")" "$out/soak.txt" env CORRTRACK_SOAK_FRAMES="$SOAK_FRAMES" \
-    CORRTRACK_SOAK_KERNEL=auto CORRTRACK_SOAK_REPORT="$out/soak.json" "$build/tests/test_soak"
+    CORRTRACK_SOAK_KERNEL=auto CORRTRACK_SOAK_TIME_GROWTH=1.10 CORRTRACK_SOAK_REPORT="$out/soak.json" \
+    "$build/tests/test_soak"
   rc=$?
   line="$(grep -E '^soak: [0-9]+ frames' "$out/soak.txt" | tail -1 | cut -c1-160)"
   record soak "$(status_of $rc)${line:+: $line}" $((SECONDS - t0)) "soak.txt, soak.json"
