@@ -80,17 +80,29 @@ void DevicePyramid::build(Rect need[kMaxPyramidLevels], Stream stream) {
         const Rect rows = clip_to_level(need[0], base);
         upload_rows({rows.y, rows.y + rows.height}, stream);
     }
-    for (int k = 1; k < kMaxPyramidLevels; ++k) {
-        if (grow[k].width <= 0) continue;
-        if (!levels_.level[k].data) {
-            const Size size = level_sizes_[k];
-            const std::size_t pitch = (static_cast<std::size_t>(size.width) + 63) / 64 * 64;
-            std::uint8_t* dst = level_storage_[k].ensure(pitch * size.height);
-            levels_.level[k] = {dst, size.width, size.height, pitch, MemorySpace::kDevice};
+    // The grown levels in launches of up to kMaxLevelsPerBuild consecutive levels, each from
+    // the level above its first (valid by then: built earlier this frame or in the launch
+    // before, on the same stream). A usual search grows levels 1..3 at most: one launch.
+    for (int k = 1; k < kMaxPyramidLevels;) {
+        if (grow[k].width <= 0) {
+            ++k;
+            continue;
         }
-        launch_halve(levels_.level[k - 1], level_storage_[k].get(), levels_.level[k].pitch, grow[k], stream);
+        const int base = k - 1;
+        builds_.clear();
+        for (; k < kMaxPyramidLevels && k - base <= kMaxLevelsPerBuild; ++k) {
+            if (grow[k].width <= 0) continue;
+            if (!levels_.level[k].data) {
+                const Size size = level_sizes_[k];
+                const std::size_t pitch = (static_cast<std::size_t>(size.width) + 63) / 64 * 64;
+                std::uint8_t* dst = level_storage_[k].ensure(pitch * size.height);
+                levels_.level[k] = {dst, size.width, size.height, pitch, MemorySpace::kDevice};
+            }
+            builds_.push_back({level_storage_[k].get(), levels_.level[k].pitch, grow[k], k - base});
+            level_valid_[k] = grow[k];
+        }
+        launch_build_levels(levels_.level[base], builds_, stream);
         ++uploads_.halvings;
-        level_valid_[k] = grow[k];
     }
 }
 

@@ -1,4 +1,4 @@
-// The GPU search's frame pyramid (HostPyramid's twin, bit for bit through launch_halve), built
+// The GPU search's frame pyramid (HostPyramid's twin, bit for bit through launch_build_levels), built
 // only where searches sample: a device frame is level 0 in place; of a host frame, only the
 // rows that requests read are uploaded, as one band of rows that only grows, into a device
 // buffer the caller owns; deeper levels are halved in the regions asked for and kept until the
@@ -17,7 +17,7 @@ namespace corrtrack {
 class DevicePyramid {
 public:
     // What one call queued: rows of the host frame and the host time spent queueing them,
-    // and halving launches.
+    // and level-building launches (each builds up to kMaxLevelsPerBuild levels).
     struct Uploads {
         long rows = 0;
         double ms = 0;
@@ -57,7 +57,8 @@ private:
     Rect level_valid_[kMaxPyramidLevels];  // per level >= 1: the region halved this frame
     Size level_sizes_[kMaxPyramidLevels];
     DeviceBuffer<std::uint8_t> level_storage_[kMaxPyramidLevels];
-    Uploads uploads_;  // of the public call in progress
+    Uploads uploads_;                 // of the public call in progress
+    std::vector<LevelBuild> builds_;  // reused per launch
 };
 
 }  // namespace corrtrack

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <stdexcept>
 
 #include "corrtrack/cuda_util.h"
 
@@ -16,10 +17,14 @@ namespace {
 
 __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// One launch's items, passed by value as a kernel parameter.
+// One launch's items: up to kMaxItemsPerLaunch by value in the kernel parameter, or, for a
+// launch that takes more (many targets), all of them in mapped pinned memory (`all`): one
+// launch per search either way, with no copy call.
 template <typename Item>
 struct Batch {
     Item item[kMaxItemsPerLaunch];
+    const Item* all = nullptr;
+    __device__ const Item& operator[](unsigned i) const { return all ? all[i] : item[i]; }
 };
 
 // Area weight of source cell i for the output cell [a, b) of width s (resample.cpp's
@@ -30,21 +35,48 @@ __device__ __forceinline__ float area_weight(double a, double b, double s, int i
     return static_cast<float>((hi - lo) / s);
 }
 
-// pyramid.cpp's halve_image: one output pixel per thread.
-__global__ void halve_kernel(const std::uint8_t* __restrict__ src, std::size_t src_pitch, int src_w, int src_h,
-                             std::uint8_t* dst, std::size_t dst_pitch, int rx0, int ry0, int rx1, int ry1) {
-    const int i = rx0 + blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = ry0 + blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= rx1 || j >= ry1) return;
-    const std::uint8_t* r0 = src + static_cast<std::size_t>(2 * j) * src_pitch;
-    const std::uint8_t* r1 = src + static_cast<std::size_t>(2 * j + 1 < src_h ? 2 * j + 1 : 2 * j) * src_pitch;
-    const int x0 = 2 * i, x1 = 2 * i + 1 < src_w ? 2 * i + 1 : 2 * i;
-    dst[static_cast<std::size_t>(j) * dst_pitch + i] =
-        static_cast<std::uint8_t>((r0[x0] + r0[x1] + r1[x0] + r1[x1] + 2) >> 2);
+// Pixel (i, j) of level base + D, computed from level base through D halvings with
+// pyramid.cpp's halve_image rounding at each step (edges repeated at each level's size).
+struct LevelChain {
+    const std::uint8_t* base = nullptr;
+    std::size_t pitch = 0;
+    int width[kMaxLevelsPerBuild + 1] = {}, height[kMaxLevelsPerBuild + 1] = {};  // [d]: level base + d
+};
+template <int D>
+__device__ __forceinline__ int chain_pixel(const LevelChain& c, int i, int j) {
+    if constexpr (D == 0) {
+        return c.base[static_cast<std::size_t>(j) * c.pitch + i];
+    } else {
+        const int w = c.width[D - 1], h = c.height[D - 1];
+        const int x0 = 2 * i, x1 = 2 * i + 1 < w ? 2 * i + 1 : 2 * i;
+        const int y0 = 2 * j, y1 = 2 * j + 1 < h ? 2 * j + 1 : 2 * j;
+        return (chain_pixel<D - 1>(c, x0, y0) + chain_pixel<D - 1>(c, x1, y0) + chain_pixel<D - 1>(c, x0, y1) +
+                chain_pixel<D - 1>(c, x1, y1) + 2) >>
+               2;
+    }
+}
+
+struct LevelBuilds {
+    LevelBuild level[kMaxLevelsPerBuild];
+};
+
+// One grid layer (blockIdx.z) per level built, one output pixel per thread.
+__global__ void build_levels_kernel(LevelChain chain, LevelBuilds builds) {
+    const LevelBuild& b = builds.level[blockIdx.z];
+    const int i = b.region.x + blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = b.region.y + blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= b.region.x + b.region.width || j >= b.region.y + b.region.height) return;
+    int v = 0;
+    switch (b.depth) {
+    case 1: v = chain_pixel<1>(chain, i, j); break;
+    case 2: v = chain_pixel<2>(chain, i, j); break;
+    default: v = chain_pixel<3>(chain, i, j); break;
+    }
+    b.dst[static_cast<std::size_t>(j) * b.pitch + i] = static_cast<std::uint8_t>(v);
 }
 
 __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> batch, std::uint8_t* out) {
-    const SampleItem& it = batch.item[blockIdx.z];
+    const SampleItem& it = batch[blockIdx.z];
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     const int v = blockIdx.y * blockDim.y + threadIdx.y;
     if (u >= it.width || v >= it.height) return;
@@ -113,7 +145,7 @@ __device__ __forceinline__ float penalised(float raw, int x, int y, int w, int h
 // so the PSR may differ from the host's in the last bits; the tracker only reports it).
 __global__ void __launch_bounds__(kPeakThreads)
     ranked_peaks_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, RankedPeak* out) {
-    const PeakItem& it = batch.item[blockIdx.x];
+    const PeakItem& it = batch[blockIdx.x];
     const float* map = maps + it.offset;
     const int w = it.width, h = it.height;
     __shared__ float best_v[kPeakWarps];
@@ -218,7 +250,7 @@ __global__ void __launch_bounds__(kPeakThreads)
 
 // gradient.cpp's gradient_patch: one output pixel per thread, edge pixels repeated.
 __global__ void gradient_kernel(std::uint8_t* atlas, Batch<GradientItem> batch) {
-    const GradientItem& it = batch.item[blockIdx.z];
+    const GradientItem& it = batch[blockIdx.z];
     const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= it.width || y >= it.height) return;
     const std::uint8_t* src = atlas + it.src_offset;
@@ -232,17 +264,24 @@ __global__ void gradient_kernel(std::uint8_t* atlas, Batch<GradientItem> batch) 
 
 // gradient.cpp's blend_maps (no FMA: this file is compiled with --fmad=false).
 __global__ void blend_kernel(float* maps, Batch<BlendItem> batch) {
-    const BlendItem& it = batch.item[blockIdx.y];
+    const BlendItem& it = batch[blockIdx.y];
     float* grey = maps + it.grey_offset;
     const float* grad = maps + it.gradient_offset;
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < it.count; i += gridDim.x * blockDim.x)
         grey[i] += it.weight * (grad[i] - grey[i]);
 }
 
-// Splits `items` into launches of at most kMaxItemsPerLaunch: launch(batch, count, first) per
-// launch, with the items [first, first + count) copied into batch.item[0, count).
+// Splits `items` into launches: launch(batch, count, first) per launch. With `mapped` (the
+// same items in mapped pinned memory) one launch takes them all; else launches of at most
+// kMaxItemsPerLaunch, the items [first, first + count) copied into batch.item[0, count).
 template <typename Item, typename Launch>
-void for_each_batch(const std::vector<Item>& items, Launch launch) {
+void for_each_batch(const std::vector<Item>& items, const Item* mapped, Launch launch) {
+    if (mapped && items.size() > static_cast<std::size_t>(kMaxItemsPerLaunch)) {
+        Batch<Item> batch{};
+        batch.all = mapped;
+        launch(batch, static_cast<int>(items.size()), std::size_t{0});
+        return;
+    }
     for (std::size_t first = 0; first < items.size(); first += kMaxItemsPerLaunch) {
         const int count = static_cast<int>(std::min<std::size_t>(kMaxItemsPerLaunch, items.size() - first));
         Batch<Item> batch{};
@@ -252,15 +291,15 @@ void for_each_batch(const std::vector<Item>& items, Launch launch) {
 }
 
 // The per-pixel kernels over patches: one grid layer (blockIdx.z) per item, 32 x 8 blocks
-// covering the batch's widest and tallest item; launch(batch, grid, block) per batch that has
-// any pixels.
+// covering the launch's widest and tallest item; launch(batch, grid, block) per launch that
+// has any pixels.
 template <typename Item, typename Launch>
-void for_each_pixel_batch(const std::vector<Item>& items, Launch launch) {
-    for_each_batch(items, [&](const Batch<Item>& batch, int count, std::size_t) {
+void for_each_pixel_batch(const std::vector<Item>& items, const Item* mapped, Launch launch) {
+    for_each_batch(items, mapped, [&](const Batch<Item>& batch, int count, std::size_t first) {
         int w = 0, h = 0;
-        for (int k = 0; k < count; ++k) {
-            w = std::max(w, batch.item[k].width);
-            h = std::max(h, batch.item[k].height);
+        for (std::size_t k = first; k < first + count; ++k) {
+            w = std::max(w, items[k].width);
+            h = std::max(h, items[k].height);
         }
         if (w == 0 || h == 0) return;
         const dim3 block(32, 8);
@@ -271,17 +310,18 @@ void for_each_pixel_batch(const std::vector<Item>& items, Launch launch) {
 
 }  // namespace
 
-void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream) {
-    for_each_pixel_batch(items, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
+void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream,
+                             const GradientItem* mapped) {
+    for_each_pixel_batch(items, mapped, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
         gradient_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(atlas, batch);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }
 
-void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream) {
-    for_each_batch(items, [&](const Batch<BlendItem>& batch, int count, std::size_t) {
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream, const BlendItem* mapped) {
+    for_each_batch(items, mapped, [&](const Batch<BlendItem>& batch, int count, std::size_t first) {
         std::size_t longest = 0;
-        for (int k = 0; k < count; ++k) longest = std::max(longest, batch.item[k].count);
+        for (std::size_t k = first; k < first + count; ++k) longest = std::max(longest, items[k].count);
         if (longest == 0) return;
         const int blocks = static_cast<int>(std::min<std::size_t>((longest + 255) / 256, 64));
         blend_kernel<<<dim3(blocks, count), 256, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch);
@@ -289,29 +329,48 @@ void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* s
     });
 }
 
-void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region, void* stream) {
-    const Size out = pyramid_level_size(src.size(), 1);
-    if (region.width <= 0 || region.height <= 0) region = {0, 0, out.width, out.height};
-    const int x0 = std::max(0, region.x), y0 = std::max(0, region.y);
-    const int x1 = std::min(out.width, region.x + region.width), y1 = std::min(out.height, region.y + region.height);
-    if (x1 <= x0 || y1 <= y0) return;
+void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, void* stream) {
+    if (levels.empty()) return;
+    if (levels.size() > static_cast<std::size_t>(kMaxLevelsPerBuild))
+        throw std::invalid_argument("launch_build_levels: more levels than one launch builds");
+    LevelChain chain;
+    chain.base = base.data;
+    chain.pitch = base.pitch;
+    Size size = base.size();
+    for (int d = 0; d <= kMaxLevelsPerBuild; ++d, size = pyramid_level_size(size, 1)) {
+        chain.width[d] = size.width;
+        chain.height[d] = size.height;
+    }
+    LevelBuilds builds;
+    int w = 0, h = 0, count = 0;
+    for (const LevelBuild& b : levels) {
+        const Size out{chain.width[b.depth], chain.height[b.depth]};
+        if (b.depth < 1 || b.depth > kMaxLevelsPerBuild || b.region.x < 0 || b.region.y < 0 ||
+            b.region.x + b.region.width > out.width || b.region.y + b.region.height > out.height)
+            throw std::invalid_argument("launch_build_levels: a region outside its level");
+        if (b.region.width <= 0 || b.region.height <= 0) continue;
+        builds.level[count++] = b;
+        w = std::max(w, b.region.width);
+        h = std::max(h, b.region.height);
+    }
+    if (count == 0) return;
     const dim3 block(32, 8);
-    const dim3 grid((x1 - x0 + 31) / 32, (y1 - y0 + 7) / 8);
-    halve_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(src.data, src.pitch, src.width, src.height, dst,
-                                                                        dst_pitch, x0, y0, x1, y1);
+    const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
+    build_levels_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(chain, builds);
     CORRTRACK_CUDA_LAUNCHED();
 }
 
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
-                           void* stream) {
-    for_each_pixel_batch(items, [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
+                           void* stream, const SampleItem* mapped) {
+    for_each_pixel_batch(items, mapped, [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
         sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(levels, batch, dst);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }
 
-void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream) {
-    for_each_batch(items, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
+void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream,
+                         const PeakItem* mapped) {
+    for_each_batch(items, mapped, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
         ranked_peaks_kernel<<<count, kPeakThreads, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch, out + first);
         CORRTRACK_CUDA_LAUNCHED();
     });

@@ -62,13 +62,28 @@ struct BlendItem {
     float weight = 0;
 };
 
-// Level k + 1 from level k (pyramid.h's halve_image, bit for bit) for the output pixels in
-// `region` (all of them when it is empty); dst is the whole level's buffer, with the pitch given.
-void launch_halve(ImageView src, std::uint8_t* dst, std::size_t dst_pitch, Rect region, void* stream);
+// Pyramid levels base + 1 .. base + kMaxLevelsPerBuild in one launch, each output pixel from
+// level `base` through the same chain of pyramid.h's halve_image roundings (bit for bit):
+// levels[i] is level base + depth: its buffer, pitch and the region of output pixels to write.
+constexpr int kMaxLevelsPerBuild = 3;  // level base + 3 reads 64 pixels of level base
+struct LevelBuild {
+    std::uint8_t* dst = nullptr;
+    std::size_t pitch = 0;
+    Rect region;
+    int depth = 1;  // 1 .. kMaxLevelsPerBuild levels below base
+};
+void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, void* stream);
+
+// The launchers below take every item of a search in one launch when `mapped` holds the same
+// items in mapped pinned memory (the device's alias); without it they launch once per
+// kMaxItemsPerLaunch items, passed by value (cheaper for the few items of a few targets).
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
-                           void* stream);
-void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream);
-void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream);
-void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream);
+                           void* stream, const SampleItem* mapped = nullptr);
+void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream,
+                             const GradientItem* mapped = nullptr);
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream,
+                       const BlendItem* mapped = nullptr);
+void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream,
+                         const PeakItem* mapped = nullptr);
 
 }  // namespace corrtrack

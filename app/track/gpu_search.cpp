@@ -49,6 +49,15 @@ struct PinnedArray {
     }
 };
 
+// Many targets: a launcher's items also go to mapped pinned memory, so that one launch takes
+// them all (few items go by value in the launch, which costs nothing more).
+template <typename T>
+const T* stage(PinnedArray<T>& to, const std::vector<T>& items) {
+    if (items.size() <= static_cast<std::size_t>(kMaxItemsPerLaunch)) return nullptr;
+    std::copy(items.begin(), items.end(), to.ensure(items.size()));
+    return to.device;
+}
+
 // A/B switches for measuring what each change saves (read once per backend; unset = the fast
 // path): CORRTRACK_GPU_EAGER_MAPS=1 copies every map to the host after each search as before,
 // CORRTRACK_GPU_COPY_PEAKS=1 copies peaks and template patches with cudaMemcpyAsync instead of
@@ -263,6 +272,15 @@ private:
     std::vector<SampleItem> sample_items_;
     std::vector<PeakItem> peak_items_;
     std::vector<Size> sample_margins_;
+    // The items in mapped memory when a launch takes more than kMaxItemsPerLaunch. Rewritten
+    // only once the stream has passed their last use: a search waits for its peaks, and
+    // sample() for the previous sample().
+    struct Staged {
+        PinnedArray<SampleItem> samples, template_samples;
+        PinnedArray<GradientItem> gradients;
+        PinnedArray<BlendItem> blends;
+        PinnedArray<PeakItem> peaks;
+    } staged_;
     bool keep_maps_ = true, keep_device_maps_ = false;
     int launches_ = 0;
     long positions_ = 0;
@@ -365,19 +383,19 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     prepare_levels(sample_items_, sample_margins_);
     {
         StatClock clock(stat(&GpuSearchStats::sample_launch_ms));
-        launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_);
-        launch_gradient_patches(atlas, gradient_items_, stream_);
+        launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_, stage(staged_.samples, sample_items_));
+        launch_gradient_patches(atlas, gradient_items_, stream_, stage(staged_.gradients, gradient_items_));
     }
     record(sampled_);
     {
         StatClock clock(stat(&GpuSearchStats::correlate_ms));
         correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
     }
-    launch_blend_maps(maps, blend_items_, stream_);
+    launch_blend_maps(maps, blend_items_, stream_, stage(staged_.blends, blend_items_));
     record(correlated_);
     {
         StatClock clock(stat(&GpuSearchStats::peaks_launch_ms));
-        launch_ranked_peaks(maps, peak_items_, peaks, stream_);
+        launch_ranked_peaks(maps, peak_items_, peaks, stream_, stage(staged_.peaks, peak_items_));
     }
     if (copy_peaks_)
         CORRTRACK_CUDA(
@@ -480,6 +498,10 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
 
 void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
     counters_.mark(GpuSearchStats::kSample);
+    if (samples_pending_) {  // the last sample() was never read: its staged items may be in use
+        CORRTRACK_CUDA(cudaEventSynchronize(samples_ready_));
+        samples_pending_ = false;
+    }
     std::size_t total = 0;
     sample_offsets_.clear();
     sample_items_.clear();
@@ -499,12 +521,13 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
         ++counters_.late_uploads;
     }
     std::uint8_t* host = host_samples_.ensure(total);
+    const SampleItem* staged = stage(staged_.template_samples, sample_items_);
     if (copy_peaks_) {
         std::uint8_t* dev = samples_.ensure(total);
-        launch_sample_patches(pyramid_.levels(), sample_items_, dev, stream_);
+        launch_sample_patches(pyramid_.levels(), sample_items_, dev, stream_, staged);
         CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
     } else {
-        launch_sample_patches(pyramid_.levels(), sample_items_, host_samples_.device, stream_);
+        launch_sample_patches(pyramid_.levels(), sample_items_, host_samples_.device, stream_, staged);
     }
     CORRTRACK_CUDA(cudaEventRecord(samples_ready_, stream_));
     samples_pending_ = true;

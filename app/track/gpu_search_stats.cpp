@@ -15,13 +15,14 @@ void GpuSearchStats::print(std::FILE* out) const {
                  phase_ms[kBeforeSearch] * n, phase_ms[kEnqueue] * n, upload_ms * n, correlate_ms * n,
                  phase_ms[kWait] * n, gpu_ms * n, phase_ms[kAfterSearch] * n, phase_ms[kSample] * n, searches / frames,
                  pageable_frames);
-    std::fprintf(out,
-                 "gpu search us/frame detail: set_template %.1f (%.2f calls, %.0f px), correlator run %.1f (%.2f "
-                 "calls), prepare_levels %.1f (%.2f halves), sample+gradient launch %.1f, peaks launch %.1f, events "
-                 "%.1f; gpu: sampling %.1f, correlation %.1f, peaks %.1f\n",
-                 set_template_ms * n, set_template_calls / frames, set_template_px / frames, run_ms * n,
-                 run_calls / frames, prepare_ms * n, halvings / frames, sample_launch_ms * n, peaks_launch_ms * n,
-                 event_ms * n, gpu_sample_ms * n, gpu_correlate_ms * n, gpu_peaks_ms * n);
+    std::fprintf(
+        out,
+        "gpu search us/frame detail: set_template %.1f (%.2f calls, %.0f px), correlator run %.1f (%.2f "
+        "calls), prepare_levels %.1f (%.2f level launches), sample+gradient launch %.1f, peaks launch %.1f, events "
+        "%.1f; gpu: sampling %.1f, correlation %.1f, peaks %.1f\n",
+        set_template_ms * n, set_template_calls / frames, set_template_px / frames, run_ms * n, run_calls / frames,
+        prepare_ms * n, halvings / frames, sample_launch_ms * n, peaks_launch_ms * n, event_ms * n, gpu_sample_ms * n,
+        gpu_correlate_ms * n, gpu_peaks_ms * n);
 }
 
 }  // namespace corrtrack
