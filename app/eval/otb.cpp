@@ -7,9 +7,11 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "app/io/output_file.h"
 #include "app/pipeline/frame_ring.h"
+#include "app/pipeline/frame_upload.h"
 #include "app/util/stats.h"
 #include "app/track/tracker.h"
 
@@ -205,8 +207,21 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
     std::vector<std::unique_ptr<Tracker>> trackers;
     runs->assign(std::max(1, count), SequenceRun{});
     std::vector<BoxF> starts(runs->size(), **first);
+    // A GPU tracker gets its frames as `corrtrack track` gives them: copied to the device on
+    // the uploader's copy stream one frame ahead, so that frame n + 1's copy overlaps the
+    // tracking of frame n. (One run only: SRE's runs each have their own stream.)
+    std::unique_ptr<FrameUploader> uploader;
     long index = 0;
-    while (const Frame* f = pipeline.acquire()) {
+    const Frame* f = pipeline.acquire();
+    int slot = -1;  // f's device copy, or -1
+    while (f) {
+        const bool looked_ahead = uploader != nullptr;
+        const Frame* next = nullptr;
+        int next_slot = -1;
+        if (looked_ahead) {
+            next = pipeline.acquire();
+            if (next) next_slot = uploader->upload(*next);
+        }
         if (index == start) starts = sre_starts(**first, static_cast<int>(runs->size()), f->size());
         for (std::size_t k = 0; k < starts.size(); ++k) {
             SequenceRun& run = (*runs)[k];
@@ -219,20 +234,30 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
                 if (!trackers.back()->init(f->luma_view(), starts[k], &why)) {
                     *error = seq.name + ": " + why;
                     pipeline.release(f);
+                    if (next) pipeline.release(next);
                     return false;
                 }
                 run.boxes.push_back(starts[k]);
                 run.lost.push_back(0);
             } else {
                 const auto t0 = std::chrono::steady_clock::now();
-                const TrackResult r = trackers[k]->update(f->luma_view());
+                Tracker& tracker = *trackers[k];
+                const TrackResult r =
+                    tracker.update(slot >= 0 ? uploader->device_view(slot, tracker.stream()) : f->luma_view());
+                if (slot >= 0) uploader->done(slot, tracker.stream());
                 run.track_ms += ms_since(t0);
                 run.boxes.push_back(r.box);
                 run.lost.push_back(r.lost);
             }
         }
+        if (index == start && trackers.size() == 1 && trackers.front()->on_gpu() && f->has_host_luma())
+            uploader = std::make_unique<FrameUploader>();
         ++index;
+        if (slot >= 0)
+            while (!uploader->copied(slot)) std::this_thread::yield();  // long done: a frame ago
         pipeline.release(f);
+        f = looked_ahead ? next : pipeline.acquire();
+        slot = next_slot;
     }
     if (!pipeline.error().empty()) {
         *error = seq.name + ": " + pipeline.error();

@@ -86,6 +86,8 @@ public:
 
     const TrackerOptions& options() const { return multi_.options(); }
     const std::string& kernel_name() const { return multi_.kernel_name(); }
+    bool on_gpu() const { return multi_.on_gpu(); }
+    Stream stream() const { return multi_.stream(); }  // see MultiTracker::stream()
     // Swaps the kernel (takes effect on the next update). False + *error if unknown.
     bool set_kernel(const std::string& name, std::string* error) { return multi_.set_kernel(name, error); }
     // The last correlation map of the chosen search (host memory) and where it lies in the
