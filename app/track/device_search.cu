@@ -148,6 +148,7 @@ __global__ void __launch_bounds__(kPeakThreads)
     const PeakItem& it = batch[blockIdx.x];
     const float* map = maps + it.offset;
     const int w = it.width, h = it.height;
+    const std::size_t pitch = static_cast<std::size_t>(it.pitch);
     __shared__ float best_v[kPeakWarps];
     __shared__ long long best_i[kPeakWarps];
     __shared__ double sum_s[kPeakWarps], sq_s[kPeakWarps];
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(kPeakThreads)
     long long bi = LLONG_MAX;
     for (long long i = threadIdx.x; i < n; i += kPeakThreads) {
         const int y = static_cast<int>(i / w), x = static_cast<int>(i - static_cast<long long>(y) * w);
-        const float v = penalised(map[i], x, y, w, h, it.penalty);
+        const float v = penalised(map[y * pitch + x], x, y, w, h, it.penalty);
         if (v > bv) {  // a thread's indices only grow: `>` keeps its first maximum
             bv = v;
             bi = i;
@@ -199,7 +200,7 @@ __global__ void __launch_bounds__(kPeakThreads)
     for (long long i = threadIdx.x; i < n; i += kPeakThreads) {
         const int y = static_cast<int>(i / w), x = static_cast<int>(i - static_cast<long long>(y) * w);
         if (abs(y - py) <= radius && abs(x - px) <= radius) continue;
-        const float v = penalised(map[i], x, y, w, h, it.penalty);
+        const float v = penalised(map[y * pitch + x], x, y, w, h, it.penalty);
         sum += v;
         sq += static_cast<double>(v) * v;
         second = second < v ? v : second;
@@ -238,13 +239,13 @@ __global__ void __launch_bounds__(kPeakThreads)
         r.peak.psr = static_cast<float>((static_cast<double>(ranked) - mean) / (sd < 1e-6 ? 1e-6 : sd));
     }
     // Score and sub-pixel offset from the raw map.
-    const float* row = map + static_cast<std::size_t>(py) * w;
+    const float* row = map + static_cast<std::size_t>(py) * pitch;
     const float score = n > 0 ? row[px] : -2.0f;
     r.peak.score = score;
     r.peak.sub_x = static_cast<float>(px);
     r.peak.sub_y = static_cast<float>(py);
     if (px > 0 && px + 1 < w) r.peak.sub_x += parabolic_offset(row[px - 1], score, row[px + 1]);
-    if (py > 0 && py + 1 < h) r.peak.sub_y += parabolic_offset(row[px - w], score, row[px + w]);
+    if (py > 0 && py + 1 < h) r.peak.sub_y += parabolic_offset(row[px - pitch], score, row[px + pitch]);
     out[blockIdx.x] = r;
 }
 
@@ -252,7 +253,11 @@ __global__ void __launch_bounds__(kPeakThreads)
 __global__ void gradient_kernel(std::uint8_t* atlas, Batch<GradientItem> batch) {
     const GradientItem& it = batch[blockIdx.z];
     const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= it.width || y >= it.height) return;
+    if (x >= it.fill_width || y >= it.fill_height) return;
+    if (x >= it.width || y >= it.height) {  // slot padding: read by map positions nobody uses
+        atlas[it.dst_offset + static_cast<std::size_t>(y) * it.pitch + x] = 0;
+        return;
+    }
     const std::uint8_t* src = atlas + it.src_offset;
     const std::uint8_t* row = src + static_cast<std::size_t>(y) * it.pitch;
     const std::uint8_t* up = src + static_cast<std::size_t>(y > 0 ? y - 1 : 0) * it.pitch;
@@ -290,6 +295,10 @@ void for_each_batch(const std::vector<Item>& items, const Item* mapped, Launch l
     }
 }
 
+// The pixels a per-pixel kernel covers for an item.
+Size pixel_extent(const SampleItem& it) { return {it.width, it.height}; }
+Size pixel_extent(const GradientItem& it) { return {it.fill_width, it.fill_height}; }
+
 // The per-pixel kernels over patches: one grid layer (blockIdx.z) per item, 32 x 8 blocks
 // covering the launch's widest and tallest item; launch(batch, grid, block) per launch that
 // has any pixels.
@@ -298,8 +307,9 @@ void for_each_pixel_batch(const std::vector<Item>& items, const Item* mapped, La
     for_each_batch(items, mapped, [&](const Batch<Item>& batch, int count, std::size_t first) {
         int w = 0, h = 0;
         for (std::size_t k = first; k < first + count; ++k) {
-            w = std::max(w, items[k].width);
-            h = std::max(h, items[k].height);
+            const Size e = pixel_extent(items[k]);
+            w = std::max(w, e.width);
+            h = std::max(h, e.height);
         }
         if (w == 0 || h == 0) return;
         const dim3 block(32, 8);

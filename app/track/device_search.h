@@ -30,14 +30,15 @@ struct DeviceLevels {
     ImageView level[kMaxPyramidLevels];
 };
 
-// One map to search: `height` rows of `width` floats starting at `offset` floats into the
-// map buffer (pitch == width). penalty: the motion penalty's weight at the window edge
+// One map to search: `height` rows of `width` floats, rows `pitch` floats apart, starting at
+// `offset` floats into the map buffer. penalty: the motion penalty's weight at the window edge
 // (0: none). Results are find_peak's on the penalised map, except that score, sub_x and
 // sub_y come from the raw map (as the host tracker ranks and refines).
 struct PeakItem {
     std::size_t offset = 0;
     int width = 0, height = 0;
     double penalty = 0;
+    int pitch = 0;
 };
 
 struct RankedPeak {
@@ -54,6 +55,8 @@ constexpr int kMaxItemsPerLaunch = 32;
 struct GradientItem {
     std::size_t src_offset = 0, dst_offset = 0, pitch = 0;
     int width = 0, height = 0;
+    // The slot the patch lies in (>= width x height): pixels past the patch are written 0.
+    int fill_width = 0, fill_height = 0;
 };
 
 // Blends one gradient map into its grey-level map (gradient.h's blend_maps): `count` floats.

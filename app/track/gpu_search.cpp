@@ -1,10 +1,12 @@
 // The GPU search backend: one stream; per search, the rows of a host frame and the regions of
 // the pyramid levels that the requests read (not the whole frame), every patch sampled into
-// one atlas (grouped by template size), one batched correlation launch per template size
-// where the kernel has a batched form (else one launch per patch), and the motion-penalised
-// peaks of all maps in one launch that writes them straight into mapped pinned memory: the
-// one wait of a search is an event after that launch. The maps come to the host only when
-// map() asks for them.
+// one atlas (grouped by template size, each group's patches in slots of its largest patch),
+// one batched correlation launch per template size where the kernel has a batched form (else
+// one launch per patch), and the motion-penalised peaks of all maps in one launch that writes
+// them straight into mapped pinned memory: the one wait of a search is an event after that
+// launch. With many targets the launches read their items from mapped memory too, so a
+// search is O(template sizes) launches however many targets. The maps come to the host only
+// when map() asks for them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -166,13 +168,14 @@ public:
             ps.host_maps_valid = true;
         }
         const Item& it = ps.items[ps.slot_of_request[i]];
-        return {ps.host_maps.ptr + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.out.width)};
+        return {ps.host_maps.ptr + it.map_offset, it.out.width, it.out.height,
+                static_cast<std::size_t>(it.slot_out.width)};
     }
     MapView device_map(int pass, std::size_t i) const override {
         const Pass& ps = passes_[pass];
         if (!keep_device_maps_ || i >= ps.items.size()) return {};
         const Item& it = ps.items[ps.slot_of_request[i]];
-        return {ps.maps.get() + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.out.width),
+        return {ps.maps.get() + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.slot_out.width),
                 MemorySpace::kDevice};
     }
 
@@ -195,7 +198,9 @@ private:
         std::size_t request;  // index in the caller's list
         int row = 0;          // first atlas row
         std::size_t map_offset = 0;
-        Size out;
+        Size out;       // its map (the request's patch less the template, plus one)
+        Size slot;      // the patch's slot in the atlas: its group's largest patch
+        Size slot_out;  // the map of the whole slot (out is its top-left part)
     };
     // Per template size: a correlator holding the stacked templates of a batch.
     struct Group {
@@ -318,11 +323,26 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     if (requests.empty()) return;
     // Lay the patches out in the atlas grouped by template size, so that each group's patches
     // are consecutive: one batched launch per group. (Ties keep the request order.)
-    for (std::size_t i = 0; i < requests.size(); ++i) items.push_back({i, 0, 0, {}});
+    for (std::size_t i = 0; i < requests.size(); ++i) items.push_back({i, 0, 0, {}, {}, {}});
     std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
         const Size ta = requests[a.request].templ.image.size(), tb = requests[b.request].templ.image.size();
         return std::make_tuple(ta.width, ta.height, a.request) < std::make_tuple(tb.width, tb.height, b.request);
     });
+    // Each group's patches lie in slots of the group's largest patch, so that one launch
+    // correlates them all (targets' windows differ with their speed). A patch is sampled over
+    // its whole slot (more of the frame to its right and below); the positions past its own
+    // map read that extra and are never looked at: the peaks and map() see its own map only.
+    for (std::size_t first = 0; first < items.size();) {
+        const Size ts = requests[items[first].request].templ.image.size();
+        std::size_t last = first;
+        Size slot;
+        for (; last < items.size() && requests[items[last].request].templ.image.size() == ts; ++last) {
+            const Size patch = requests[items[last].request].patch;
+            slot = {std::max(slot.width, patch.width), std::max(slot.height, patch.height)};
+        }
+        for (std::size_t k = first; k < last; ++k) items[k].slot = slot;
+        first = last;
+    }
     int rows = 0, width = 0;
     std::size_t floats = 0;
     sample_items_.clear();
@@ -336,18 +356,19 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         const Size ts = r.templ.image.size();
         it.row = rows;
         it.out = {r.patch.width - ts.width + 1, r.patch.height - ts.height + 1};
+        it.slot_out = {it.slot.width - ts.width + 1, it.slot.height - ts.height + 1};
         it.map_offset = floats;
-        rows += r.patch.height;
-        width = std::max(width, r.patch.width);
-        floats += static_cast<std::size_t>(it.out.width) * it.out.height;
+        rows += it.slot.height;
+        width = std::max(width, it.slot.width);
+        floats += static_cast<std::size_t>(it.slot_out.width) * it.slot_out.height;
         positions_ += it.out.area();
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
-        sample_items_.push_back({ls.ox, ls.oy, ls.scale, r.patch.width, r.patch.height, ls.level, 0, 0});
+        sample_items_.push_back({ls.ox, ls.oy, ls.scale, it.slot.width, it.slot.height, ls.level, 0, 0});
         // The template patch sampled after a search lies inside the window, give or take the
         // scale step: a template's size of margin covers it.
         sample_margins_.push_back({static_cast<int>(std::ceil(ts.width * ls.scale)) + 2,
                                    static_cast<int>(std::ceil(ts.height * ls.scale)) + 2});
-        peak_items_.push_back({it.map_offset, it.out.width, it.out.height, r.penalty});
+        peak_items_.push_back({it.map_offset, it.out.width, it.out.height, r.penalty, it.slot_out.width});
     }
     const std::size_t atlas_pitch = (static_cast<std::size_t>(width) + 63) / 64 * 64;
     for (std::size_t k = 0; k < items.size(); ++k) {
@@ -359,10 +380,10 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     for (const Twin& t : twins_) {
         const std::size_t a = ps.slot_of_request[t.request], b = ps.slot_of_request[t.twin];
         const SearchRequest& r = requests[t.request];
-        gradient_items_.push_back(
-            {sample_items_[a].dst_offset, sample_items_[b].dst_offset, atlas_pitch, r.patch.width, r.patch.height});
-        blend_items_.push_back({items[a].map_offset, items[b].map_offset, static_cast<std::size_t>(items[a].out.area()),
-                                r.gradient_weight});
+        gradient_items_.push_back({sample_items_[a].dst_offset, sample_items_[b].dst_offset, atlas_pitch, r.patch.width,
+                                   r.patch.height, items[a].slot.width, items[a].slot.height});
+        blend_items_.push_back({items[a].map_offset, items[b].map_offset,
+                                static_cast<std::size_t>(items[a].slot_out.area()), r.gradient_weight});
     }
     std::uint8_t* atlas = atlas_.ensure(atlas_pitch * rows);
     float* maps = ps.maps.ensure(floats);
@@ -434,13 +455,11 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
         while (last < items.size() && requests[items[last].request].templ.image.size() == ts) ++last;
         const int count = static_cast<int>(last - first);
         const Item& head = items[first];
-        const Size patch = requests[head.request].patch;
-        bool same_patch = true;
-        for (std::size_t k = first; k < last; ++k) same_patch = same_patch && requests[items[k].request].patch == patch;
-        const NccProblem batch{atlas.size(), ts, Rect{0, head.row, patch.width, patch.height}, count, patch.height};
+        const Size slot = head.slot;  // every item of the group has it
+        const NccProblem batch{atlas.size(), ts, Rect{0, head.row, slot.width, slot.height}, count, slot.height};
         Group& grp = groups_[{ts.width, ts.height}];
         if (!grp.corr) grp.corr = make_correlator(kernel_);
-        if (count > 1 && same_patch && grp.corr && grp.corr->supports(batch, nullptr)) {
+        if (count > 1 && grp.corr && grp.corr->supports(batch, nullptr)) {
             // Restack only when the batch's templates or their pixels changed.
             bool changed = grp.stacked.size() != static_cast<std::size_t>(count);
             grp.stacked.resize(count);
@@ -468,8 +487,8 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
             {
                 StatClock clock(stat(&GpuSearchStats::run_ms));
                 grp.corr->run(atlas, batch,
-                              {maps + head.map_offset, head.out.width, head.out.height * count,
-                               static_cast<std::size_t>(head.out.width), MemorySpace::kDevice},
+                              {maps + head.map_offset, head.slot_out.width, head.slot_out.height * count,
+                               static_cast<std::size_t>(head.slot_out.width), MemorySpace::kDevice},
                               stream_);
             }
             counters_.run_calls += 1;
@@ -478,15 +497,15 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
             for (std::size_t k = first; k < last; ++k) {
                 const Item& it = items[k];
                 const SearchRequest& r = requests[it.request];
-                const NccProblem p{atlas.size(), ts, Rect{0, it.row, r.patch.width, r.patch.height}};
+                const NccProblem p{atlas.size(), ts, Rect{0, it.row, it.slot.width, it.slot.height}};
                 Correlator& corr = single(r.templ);
                 StatClock clock(stat(&GpuSearchStats::run_ms));
                 std::string why;
                 if (!corr.supports(p, &why))
                     throw std::runtime_error("kernel " + kernel_ + " cannot run this search: " + why);
                 corr.run(atlas, p,
-                         {maps + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.out.width),
-                          MemorySpace::kDevice},
+                         {maps + it.map_offset, it.slot_out.width, it.slot_out.height,
+                          static_cast<std::size_t>(it.slot_out.width), MemorySpace::kDevice},
                          stream_);
                 counters_.run_calls += 1;
                 ++launches_;
