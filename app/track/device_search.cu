@@ -18,8 +18,7 @@ namespace {
 __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 // One launch's items: up to kMaxItemsPerLaunch by value in the kernel parameter, or, for a
-// launch that takes more (many targets), all of them in mapped pinned memory (`all`): one
-// launch per search either way, with no copy call.
+// launch that takes more (many targets), all of them in device memory (`all`).
 template <typename Item>
 struct Batch {
     Item item[kMaxItemsPerLaunch];
@@ -276,14 +275,14 @@ __global__ void blend_kernel(float* maps, Batch<BlendItem> batch) {
         grey[i] += it.weight * (grad[i] - grey[i]);
 }
 
-// Splits `items` into launches: launch(batch, count, first) per launch. With `mapped` (the
-// same items in mapped pinned memory) one launch takes them all; else launches of at most
+// Splits `items` into launches: launch(batch, count, first) per launch. With `on_device` (the
+// same items in device memory) one launch takes them all; else launches of at most
 // kMaxItemsPerLaunch, the items [first, first + count) copied into batch.item[0, count).
 template <typename Item, typename Launch>
-void for_each_batch(const std::vector<Item>& items, const Item* mapped, Launch launch) {
-    if (mapped && items.size() > static_cast<std::size_t>(kMaxItemsPerLaunch)) {
+void for_each_batch(const std::vector<Item>& items, const Item* on_device, Launch launch) {
+    if (on_device && items.size() > static_cast<std::size_t>(kMaxItemsPerLaunch)) {
         Batch<Item> batch{};
-        batch.all = mapped;
+        batch.all = on_device;
         launch(batch, static_cast<int>(items.size()), std::size_t{0});
         return;
     }
@@ -303,8 +302,8 @@ Size pixel_extent(const GradientItem& it) { return {it.fill_width, it.fill_heigh
 // covering the launch's widest and tallest item; launch(batch, grid, block) per launch that
 // has any pixels.
 template <typename Item, typename Launch>
-void for_each_pixel_batch(const std::vector<Item>& items, const Item* mapped, Launch launch) {
-    for_each_batch(items, mapped, [&](const Batch<Item>& batch, int count, std::size_t first) {
+void for_each_pixel_batch(const std::vector<Item>& items, const Item* on_device, Launch launch) {
+    for_each_batch(items, on_device, [&](const Batch<Item>& batch, int count, std::size_t first) {
         int w = 0, h = 0;
         for (std::size_t k = first; k < first + count; ++k) {
             const Size e = pixel_extent(items[k]);
@@ -321,15 +320,15 @@ void for_each_pixel_batch(const std::vector<Item>& items, const Item* mapped, La
 }  // namespace
 
 void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream,
-                             const GradientItem* mapped) {
-    for_each_pixel_batch(items, mapped, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
+                             const GradientItem* on_device) {
+    for_each_pixel_batch(items, on_device, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
         gradient_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(atlas, batch);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }
 
-void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream, const BlendItem* mapped) {
-    for_each_batch(items, mapped, [&](const Batch<BlendItem>& batch, int count, std::size_t first) {
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream, const BlendItem* on_device) {
+    for_each_batch(items, on_device, [&](const Batch<BlendItem>& batch, int count, std::size_t first) {
         std::size_t longest = 0;
         for (std::size_t k = first; k < first + count; ++k) longest = std::max(longest, items[k].count);
         if (longest == 0) return;
@@ -371,16 +370,16 @@ void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, 
 }
 
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
-                           void* stream, const SampleItem* mapped) {
-    for_each_pixel_batch(items, mapped, [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
+                           void* stream, const SampleItem* on_device) {
+    for_each_pixel_batch(items, on_device, [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
         sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(levels, batch, dst);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }
 
 void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream,
-                         const PeakItem* mapped) {
-    for_each_batch(items, mapped, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
+                         const PeakItem* on_device) {
+    for_each_batch(items, on_device, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
         ranked_peaks_kernel<<<count, kPeakThreads, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch, out + first);
         CORRTRACK_CUDA_LAUNCHED();
     });

@@ -51,14 +51,23 @@ struct PinnedArray {
     }
 };
 
-// Many targets: a launcher's items also go to mapped pinned memory, so that one launch takes
-// them all (few items go by value in the launch, which costs nothing more).
+// Many targets: a launcher's items also go to device memory (one copy from pinned memory,
+// queued before the launch), so that one launch takes them all; few items go by value in the
+// launch, which costs nothing more. (Mapped memory would save the copy call, but every
+// thread's read of its item would then cross the bus.) The pinned side is rewritten only once
+// the stream has passed the copy: a search waits for its peaks, sample() for its last call.
 template <typename T>
-const T* stage(PinnedArray<T>& to, const std::vector<T>& items) {
-    if (items.size() <= static_cast<std::size_t>(kMaxItemsPerLaunch)) return nullptr;
-    std::copy(items.begin(), items.end(), to.ensure(items.size()));
-    return to.device;
-}
+struct StagedItems {
+    PinnedArray<T> host;
+    DeviceBuffer<T> device;
+    const T* stage(const std::vector<T>& items, cudaStream_t stream) {
+        if (items.size() <= static_cast<std::size_t>(kMaxItemsPerLaunch)) return nullptr;
+        std::copy(items.begin(), items.end(), host.ensure(items.size()));
+        T* d = device.ensure(items.size());
+        CORRTRACK_CUDA(cudaMemcpyAsync(d, host.ptr, items.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+        return d;
+    }
+};
 
 // A/B switches for measuring what each change saves (read once per backend; unset = the fast
 // path): CORRTRACK_GPU_EAGER_MAPS=1 copies every map to the host after each search as before,
@@ -109,6 +118,7 @@ public:
         const auto t0 = std::chrono::steady_clock::now();
         counters_.drop_phase();  // the time since the last call belongs to no frame
         counters_.mark(GpuSearchStats::kBeforeSearch);
+        ++counters_.frames;
         if (f.space == MemorySpace::kDevice) {
             pyramid_.reset(f, nullptr, 0);
             return 0;
@@ -120,7 +130,7 @@ public:
             CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&frame_), &frame_pitch_, frame_capacity_.width,
                                            frame_capacity_.height));
         }
-        ++counters_.frames;
+        ++counters_.host_frames;
         if (stats_) {
             // Is the frame pinned? A pageable one makes every row upload a synchronous copy.
             cudaPointerAttributes a{};
@@ -277,14 +287,12 @@ private:
     std::vector<SampleItem> sample_items_;
     std::vector<PeakItem> peak_items_;
     std::vector<Size> sample_margins_;
-    // The items in mapped memory when a launch takes more than kMaxItemsPerLaunch. Rewritten
-    // only once the stream has passed their last use: a search waits for its peaks, and
-    // sample() for the previous sample().
+    // The items of launches that take more than kMaxItemsPerLaunch.
     struct Staged {
-        PinnedArray<SampleItem> samples, template_samples;
-        PinnedArray<GradientItem> gradients;
-        PinnedArray<BlendItem> blends;
-        PinnedArray<PeakItem> peaks;
+        StagedItems<SampleItem> samples, template_samples;
+        StagedItems<GradientItem> gradients;
+        StagedItems<BlendItem> blends;
+        StagedItems<PeakItem> peaks;
     } staged_;
     bool keep_maps_ = true, keep_device_maps_ = false;
     int launches_ = 0;
@@ -404,19 +412,20 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     prepare_levels(sample_items_, sample_margins_);
     {
         StatClock clock(stat(&GpuSearchStats::sample_launch_ms));
-        launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_, stage(staged_.samples, sample_items_));
-        launch_gradient_patches(atlas, gradient_items_, stream_, stage(staged_.gradients, gradient_items_));
+        launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_,
+                              staged_.samples.stage(sample_items_, stream_));
+        launch_gradient_patches(atlas, gradient_items_, stream_, staged_.gradients.stage(gradient_items_, stream_));
     }
     record(sampled_);
     {
         StatClock clock(stat(&GpuSearchStats::correlate_ms));
         correlate(requests, items, {atlas, width, rows, atlas_pitch, MemorySpace::kDevice}, maps);
     }
-    launch_blend_maps(maps, blend_items_, stream_, stage(staged_.blends, blend_items_));
+    launch_blend_maps(maps, blend_items_, stream_, staged_.blends.stage(blend_items_, stream_));
     record(correlated_);
     {
         StatClock clock(stat(&GpuSearchStats::peaks_launch_ms));
-        launch_ranked_peaks(maps, peak_items_, peaks, stream_, stage(staged_.peaks, peak_items_));
+        launch_ranked_peaks(maps, peak_items_, peaks, stream_, staged_.peaks.stage(peak_items_, stream_));
     }
     if (copy_peaks_)
         CORRTRACK_CUDA(
@@ -540,7 +549,7 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
         ++counters_.late_uploads;
     }
     std::uint8_t* host = host_samples_.ensure(total);
-    const SampleItem* staged = stage(staged_.template_samples, sample_items_);
+    const SampleItem* staged = staged_.template_samples.stage(sample_items_, stream_);
     if (copy_peaks_) {
         std::uint8_t* dev = samples_.ensure(total);
         launch_sample_patches(pyramid_.levels(), sample_items_, dev, stream_, staged);

@@ -6,8 +6,8 @@ namespace corrtrack {
 
 void GpuSearchStats::print(std::FILE* out) const {
     if (frames <= 0) return;
-    std::fprintf(out, "gpu search: %ld host frames, %.1f%% of their rows uploaded, %ld late uploads\n", frames,
-                 100.0 * uploaded_rows / std::max(1L, frame_rows), late_uploads);
+    std::fprintf(out, "gpu search: %ld frames, %ld from the host, %.1f%% of their rows uploaded, %ld late uploads\n",
+                 frames, host_frames, 100.0 * uploaded_rows / std::max(1L, frame_rows), late_uploads);
     const double n = 1000.0 / frames;  // us per frame
     std::fprintf(out,
                  "gpu search us/frame: before search %.1f, enqueue %.1f (row uploads %.1f, correlate %.1f), wait "

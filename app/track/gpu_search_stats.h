@@ -18,7 +18,7 @@ struct GpuSearchStats {
     double upload_ms = 0, prepare_ms = 0, correlate_ms = 0, set_template_ms = 0, run_ms = 0;
     double sample_launch_ms = 0, peaks_launch_ms = 0, event_ms = 0;
     double set_template_calls = 0, set_template_px = 0, run_calls = 0, halvings = 0;
-    long frames = 0, pageable_frames = 0, late_uploads = 0, uploaded_rows = 0, frame_rows = 0;
+    long frames = 0, host_frames = 0, pageable_frames = 0, late_uploads = 0, uploaded_rows = 0, frame_rows = 0;
 
     void mark(Phase next) {
         const auto now = std::chrono::steady_clock::now();
