@@ -375,7 +375,11 @@ void Target::apply_update(const TrackerOptions& o, const std::uint8_t* pixels) {
         for (std::size_t i = 0; i < appearance_.size(); ++i) {
             appearance_[i] += rate * (pixels[i] - appearance_[i]);
             const float v = anchor_ * initial_[i] + (1.0f - anchor_) * appearance_[i];
-            blended_[i] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+            // std::lround(v) clamped to 0..255, inline (a call per pixel cost several us per
+            // target): in double, v + 0.5 is exact, so truncating it rounds half away from
+            // zero for v >= 0; negative v clamps to 0 either way.
+            const long r = static_cast<long>(static_cast<double>(v) + 0.5);
+            blended_[i] = static_cast<std::uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
         }
         working_.assign(blended_.data(), templ_size_, gradient_ > 0);
     }
