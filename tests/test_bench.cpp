@@ -176,9 +176,9 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
 
     const Csv csv = read_csv(csv_path);
     const std::vector<std::string> columns = {
-        "kernel",     "size",          "template", "mode",          "median_ms",    "mpos_per_s",
-        "gmac_per_s", "dp4a_peak_pct", "floor_us", "mem_floor_pct", "mma_peak_pct", "x_cuda_shared",
-        "x_cuda_fft", "x_cpu_ref",     "min_ms",   "p90_ms",        "runs",         "status"};
+        "kernel",     "size",          "template",      "mode",       "median_ms",     "mpos_per_s",
+        "gmac_per_s", "dp4a_peak_pct", "x_cuda_shared", "x_cuda_fft", "x_cpu_ref",     "min_ms",
+        "p90_ms",     "runs",          "status",        "floor_us",   "mem_floor_pct", "mma_peak_pct"};
     EXPECT_EQ(csv.columns, columns);
     for (const char* key : {"# gpu: ", "# driver: ", "# cuda runtime: ", "# cpu: ", "# date: ", "# command: "}) {
         bool found = false;
@@ -251,11 +251,12 @@ TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
     EXPECT_NE(run.output.find("per_target_ms"), std::string::npos) << run.output;
 
     const Csv csv = read_csv(csv_path);
-    // The existing columns keep their order; the batch columns follow them.
+    // The existing columns keep their order; the roofline's, then the batch columns follow them.
     const std::vector<std::string> columns = {
-        "kernel",        "size",          "template",      "mode",          "median_ms",   "mpos_per_s", "gmac_per_s",
-        "dp4a_peak_pct", "x_cuda_shared", "x_cuda_fft",    "min_ms",        "p90_ms",      "runs",       "status",
-        "batch_n",       "batch_ms",      "per_target_ms", "batch_speedup", "batch_status"};
+        "kernel",     "size",          "template",      "mode",          "median_ms",    "mpos_per_s",
+        "gmac_per_s", "dp4a_peak_pct", "x_cuda_shared", "x_cuda_fft",    "min_ms",       "p90_ms",
+        "runs",       "status",        "floor_us",      "mem_floor_pct", "mma_peak_pct", "batch_n",
+        "batch_ms",   "per_target_ms", "batch_speedup", "batch_status"};
     EXPECT_EQ(csv.columns, columns);
     bool header = false;
     for (const std::string& c : csv.comments) header = header || c.rfind("# batch: ", 0) == 0;
@@ -313,7 +314,7 @@ TEST(Bench, BatchOffKeepsTheColumnsAndBadBatchIsABadOption) {
                       "plain.csv");
     EXPECT_EQ(run.code, 0) << run.output;
     ASSERT_FALSE(csv.columns.empty());
-    EXPECT_EQ(csv.columns.back(), "status") << "batch columns without --batch";
+    EXPECT_EQ(csv.columns.back(), "mma_peak_pct") << "batch columns without --batch";
     EXPECT_EQ(run.output.find("batch"), std::string::npos) << run.output;
     const CliRun bad = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --runs 1 --batch -2");
     EXPECT_EQ(bad.code, 2) << bad.output;

@@ -132,10 +132,10 @@ void print_cpu_pairs(const std::vector<CpuPair>& pairs, std::FILE* f) {
 bool write_csv(const Report& rep, const std::string& path, std::string* error) {
     std::ostringstream out;
     for (const std::string& line : header_lines(rep)) out << "# " << line << "\n";
-    out << "kernel,size,template,mode,median_ms,mpos_per_s,gmac_per_s,dp4a_peak_pct,floor_us,mem_floor_pct,"
-           "mma_peak_pct";
+    out << "kernel,size,template,mode,median_ms,mpos_per_s,gmac_per_s,dp4a_peak_pct";
     for (const std::string& n : rep.ratio_names) out << ",x_" << n;
-    out << ",min_ms,p90_ms,runs,status";
+    // The roofline's columns came later: after the first ones, so those keep their positions.
+    out << ",min_ms,p90_ms,runs,status,floor_us,mem_floor_pct,mma_peak_pct";
     if (rep.batch > 0) out << ",batch_n,batch_ms,per_target_ms,batch_speedup,batch_status";
     out << "\n";
     for (const Result& r : rep.rows) {
@@ -143,11 +143,12 @@ bool write_csv(const Report& rep, const std::string& path, std::string* error) {
         out << r.kernel->name << "," << size_text(r.c.frame) << "," << size_text(r.c.templ) << ","
             << mode_name(r.c.mode) << "," << fmt(ok ? r.median_ms : NAN, "%.6g") << ","
             << fmt(ok ? r.mpos_per_s() : NAN, "%.6g") << "," << fmt(ok ? r.gmac_per_s() : NAN, "%.6g") << ","
-            << fmt(rep.dp4a_pct(r), "%.4g") << "," << fmt(rep.floors(r).floor_us(), "%.6g") << ","
-            << fmt(rep.mem_floor_pct(r), "%.4g") << "," << fmt(rep.mma_peak_pct(r), "%.4g");
+            << fmt(rep.dp4a_pct(r), "%.4g");
         for (const std::string& n : rep.ratio_names) out << "," << fmt(rep.ratio(r, n), "%.4g");
         out << "," << fmt(ok ? r.min_ms : NAN, "%.6g") << "," << fmt(ok ? r.p90_ms : NAN, "%.6g") << ","
-            << (ok ? std::to_string(r.ms.size()) : "") << "," << csv_field(r.status_text());
+            << (ok ? std::to_string(r.ms.size()) : "") << "," << csv_field(r.status_text()) << ","
+            << fmt(rep.floors(r).floor_us(), "%.6g") << "," << fmt(rep.mem_floor_pct(r), "%.4g") << ","
+            << fmt(rep.mma_peak_pct(r), "%.4g");
         if (rep.batch > 0) {
             const BatchResult& b = r.batch;
             out << "," << (b.attempted() ? std::to_string(b.n) : "") << "," << fmt(b.ok() ? b.batch_ms : NAN, "%.6g")
