@@ -21,6 +21,7 @@ struct GuiArgs {
     std::string heatmap = "overlay";
     std::string colormap = "turbo";
     bool vsync = false;
+    std::string ab;
     GuiOptions gui;
 };
 
@@ -79,6 +80,20 @@ int run_gui_command(GuiArgs& a) {
         std::fprintf(stderr, "corrtrack gui: --frames must be at least 1\n");
         return kExitUsage;
     }
+    if (!a.ab.empty()) {
+        const auto comma = a.ab.find(',');
+        g.ab_a = comma == std::string::npos ? "" : a.ab.substr(0, comma);
+        g.ab_b = comma == std::string::npos ? "" : a.ab.substr(comma + 1);
+        for (const std::string& k : {g.ab_a, g.ab_b})
+            if (std::string why; k.empty() || k == "auto" || !make_correlator(k, &why)) {
+                std::fprintf(stderr, "corrtrack gui: --ab must be two available kernels, A,B (got '%s')%s%s\n",
+                             a.ab.c_str(), why.empty() ? "" : ": ", why.c_str());
+                return kExitUsage;
+            }
+    } else if (g.ab_full_side > 0) {
+        std::fprintf(stderr, "corrtrack gui: --ab-full needs --ab A,B\n");
+        return kExitUsage;
+    }
     if (std::string why; !make_correlator(resolve_kernel_name(g.tracker.kernel), &why)) {
         std::fprintf(stderr, "corrtrack gui: %s\n", why.c_str());
         return kExitUsage;
@@ -115,6 +130,11 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_flag("--print-box", g.print_box,
                   "screenshot mode: print the frame, the letterbox (view x0 y0 scale) and each target's box, "
                   "search window and heatmap rectangle");
+    cmd->add_option("--ab", args->ab, "A/B panel open, comparing kernels A,B from the first frame");
+    cmd->add_option("--ab-full", g.ab_full_side,
+                    "with --ab: compare on the whole frame with a SIDE x SIDE template (16, 32, 64 or 128) from "
+                    "the selected target's centre (or the frame's), timing the kernels alone")
+        ->check(CLI::IsMember({16, 32, 64, 128}));
     cmd->add_option("--csv", g.csv, "per-frame rows as they are tracked (the columns of `track --csv`)");
     cmd->add_option("--log", g.log, "UI events (open, init, kernel, step, frame, layout...) as JSON lines");
     cmd->add_option_function<std::string>(

@@ -44,6 +44,10 @@ struct GuiOptions {
     HeatmapMode heatmap = HeatmapMode::kOverlay;
     float blend = 0.45f;
     Colormap colormap = Colormap::kTurbo;
+    // --ab A,B: the A/B panel open and comparing these kernels from the first frame;
+    // --ab-full SIDE: on the whole frame with a SIDE x SIDE template (0: the search window).
+    std::string ab_a, ab_b;
+    int ab_full_side = 0;
 };
 
 // Returns the process exit code: 0, or kExitInput when the window cannot open or, in

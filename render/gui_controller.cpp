@@ -42,6 +42,13 @@ GuiModel initial_model(const GuiOptions& o) {
     m.heat.colormap = o.colormap;
     m.path_edit = o.input;
     m.gpu = cuda_available() ? cuda_device_description() : "none, CPU path";
+    if (!o.ab_a.empty()) {
+        m.ab.enabled = m.ab.open_panel = true;
+        m.ab.a = o.ab_a;
+        m.ab.b = o.ab_b;
+        m.ab.full_frame = o.ab_full_side > 0;
+        if (m.ab.full_frame) m.ab.templ_side = o.ab_full_side;
+    }
     return m;
 }
 
@@ -426,6 +433,14 @@ void GuiController::print_state() const {
         std::printf("search %d %.3f %.3f %.3f %.3f\n", t.id, s.x, s.y, s.width, s.height);
         std::printf("heatmap %d %.3f %.3f %.3f %.3f\n", t.id, h.x, h.y, h.width, h.height);
     }
+    const AbModel& ab = model_.ab;
+    if (ab.enabled && ab.valid)
+        std::printf(
+            "ab %s %s scope %s map %d %d view %d max_diff %.6g peaks_agree %d ms %.6g %.6g ratio %.6g runs %d\n",
+            ab.a.c_str(), ab.b.c_str(), ab.full_frame ? "full" : "window", ab.map_size[0], ab.map_size[1],
+            ab.view_factor, ab.max_diff, ab.peaks_agree ? 1 : 0, ab.ms_a, ab.ms_b, ab.ratio, ab.samples);
+    else if (ab.enabled)
+        std::printf("ab error %s\n", ab.error.c_str());
     std::fflush(stdout);
 }
 

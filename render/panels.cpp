@@ -284,15 +284,16 @@ void timings_panel(GuiModel& m) {
     }
 }
 
-// A map scaled into a w x w box, with a cross on its integer peak.
-void ab_image(const HeatmapSink* heat, float w, const int peak[2], const char* caption) {
+// A map scaled into a w x w box, with a cross on its integer peak (map pixels; the texture
+// holds one texel per `factor` of them).
+void ab_image(const HeatmapSink* heat, float w, const int peak[2], int factor, const char* caption) {
     ImGui::BeginGroup();
     if (heat && heat->texture() && heat->size().width > 0) {
         const Size s = heat->size();
         const float k = std::min(w / s.width, w / s.height);
         ImGui::Image(texture_id(heat->texture()), {s.width * k, s.height * k});
         const ImVec2 o = ImGui::GetItemRectMin();
-        const ImVec2 c{o.x + (peak[0] + 0.5f) * k, o.y + (peak[1] + 0.5f) * k};
+        const ImVec2 c{o.x + (peak[0] / factor + 0.5f) * k, o.y + (peak[1] / factor + 0.5f) * k};
         ImDrawList* dl = ImGui::GetWindowDrawList();
         dl->AddLine({c.x - 6, c.y}, {c.x + 6, c.y}, IM_COL32(255, 255, 255, 255), 1.5f);
         dl->AddLine({c.x, c.y - 6}, {c.x, c.y + 6}, IM_COL32(255, 255, 255, 255), 1.5f);
@@ -303,10 +304,44 @@ void ab_image(const HeatmapSink* heat, float w, const int peak[2], const char* c
     ImGui::EndGroup();
 }
 
+// Window or full-frame scope, and the full frame's template side.
+void ab_scope(AbModel& ab, GuiActions& a) {
+    int scope = ab.full_frame ? 1 : 0;
+    const bool window = ImGui::RadioButton("Search window", &scope, 0);
+    ImGui::SameLine();
+    const bool full = ImGui::RadioButton("Full frame", &scope, 1);
+    if (window || full) {
+        ab.full_frame = scope == 1;
+        a.ab_changed = true;
+    }
+    if (!ab.full_frame) return;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Template");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("128x128").x + ImGui::GetFrameHeight() * 1.5f);
+    const std::string current = std::to_string(ab.templ_side) + "x" + std::to_string(ab.templ_side);
+    if (ImGui::BeginCombo("##template", current.c_str())) {
+        for (int side : kAbTemplateSides) {
+            const std::string label = std::to_string(side) + "x" + std::to_string(side);
+            if (ImGui::Selectable(label.c_str(), side == ab.templ_side) && side != ab.templ_side) {
+                ab.templ_side = side;
+                a.ab_changed = true;
+            }
+        }
+        ImGui::EndCombo();
+    }
+}
+
 void ab_panel(GuiModel& m, GuiActions& a) {
-    if (!ImGui::CollapsingHeader("A/B")) return;
     AbModel& ab = m.ab;
-    if (ImGui::Checkbox("Compare on every frame", &ab.enabled)) a.ab_changed = true;
+    if (ab.open_panel) {
+        ImGui::SetNextItemOpen(true);
+        ab.open_panel = false;
+    }
+    if (!ImGui::CollapsingHeader("A/B")) return;
+    if (ImGui::Checkbox(ab.full_frame ? "Compare (rate-limited)" : "Compare on every frame", &ab.enabled))
+        a.ab_changed = true;
+    ab_scope(ab, a);
     const float spacing = ImGui::GetStyle().ItemSpacing.x;
     const float half = (ImGui::GetContentRegionAvail().x - spacing) / 2;
     const float tag_w = ImGui::CalcTextSize("A").x + spacing;
@@ -331,12 +366,18 @@ void ab_panel(GuiModel& m, GuiActions& a) {
     ImGui::SameLine(x0 + half + spacing);
     pick("B", &ab.b);
     ImGui::PushStyleColor(ImGuiCol_Text, kDimColor);
-    if (!ab.enabled)
+    if (!ab.enabled && !ab.full_frame)
         ImGui::TextWrapped(
             "Runs both kernels on the selected target's search window (scale 1, template from "
             "its box) and compares time, maps and peaks.");
+    else if (!ab.enabled)
+        ImGui::TextWrapped(
+            "Runs both kernels on the whole frame, the template cut at the selected target's "
+            "centre (or the frame's), and times the kernels alone over several runs (CUDA "
+            "events on the GPU, wall clock on the CPU): the time ratio is the kernels' "
+            "throughput ratio. cpu_ref (brute force) is refused above 2.5e8 multiply-adds.");
     else if (ab.valid)
-        ImGui::TextWrapped("%s", ab.problem.c_str());
+        ImGui::TextWrapped("%s; %s", ab.problem.c_str(), ab.timing.c_str());
     ImGui::PopStyleColor();
     if (!ab.enabled) return;
     if (!ab.error.empty()) {
@@ -348,12 +389,12 @@ void ab_panel(GuiModel& m, GuiActions& a) {
     char ca[64], cb[64];
     std::snprintf(ca, sizeof ca, "A  %.2f ms", ab.ms_a);
     std::snprintf(cb, sizeof cb, "B  %.2f ms", ab.ms_b);
-    const float img = std::min(half, ImGui::GetFontSize() * 9);
-    ab_image(ab.heat_a, img, ab.peak_a, ca);
+    const float img = ab.full_frame ? half : std::min(half, ImGui::GetFontSize() * 9);
+    ab_image(ab.heat_a, img, ab.peak_a, ab.view_factor, ca);
     ImGui::SameLine(x0 + half + spacing);
-    ab_image(ab.heat_b, img, ab.peak_b, cb);
-    ImGui::Text("Time A/B: %.2fx (median of %d)", ab.ratio, ab.samples);
-    ImGui::Text("Max |A-B|: %.3g", ab.max_diff);
+    ab_image(ab.heat_b, img, ab.peak_b, ab.view_factor, cb);
+    ImGui::Text("Time A/B: %.2fx (median of %d %s)", ab.ratio, ab.samples, ab.full_frame ? "runs" : "frames");
+    ImGui::Text("Max |A-B|: %.3g over %dx%d", ab.max_diff, ab.map_size[0], ab.map_size[1]);
     if (ab.peaks_agree)
         ImGui::TextColored(kOkColor, "Peaks agree at (%d, %d)", ab.peak_a[0], ab.peak_a[1]);
     else

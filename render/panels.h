@@ -39,15 +39,26 @@ private:
     int count_ = 0, next_ = 0;
 };
 
+// The full-frame A/B's template sides.
+inline constexpr int kAbTemplateSides[] = {16, 32, 64, 128};
+
 struct AbModel {
-    bool enabled = false;  // runs both kernels on every processed frame
+    bool enabled = false;  // runs both kernels on processed frames
     std::string a = "cpu_ref", b = "cpu_fast";
+    // Scope: false: the selected target's search window, every frame; true: the whole frame
+    // against a templ_side square from the target's centre (or the frame's), at a bounded rate.
+    bool full_frame = false;
+    int templ_side = 64;
+    bool open_panel = false;  // expand the A/B header once (set from the command line)
     // Results of the last comparison (read by the panel only).
     bool valid = false;
     std::string error;          // why nothing was compared
     std::string problem;        // "search 128x166 at (580,190), template 44x80"
-    double ms_a = 0, ms_b = 0;  // median host time around each run
-    double ratio = 0;           // median of per-frame A/B time ratios
+    std::string timing;         // how ms_a and ms_b were taken
+    double ms_a = 0, ms_b = 0;  // window: median host time around each run; full frame: the kernel's
+    double ratio = 0;           // window: median of per-frame A/B time ratios; full frame: ms_a / ms_b
+    int map_size[2] = {0, 0};   // the maps compared (width, height)
+    int view_factor = 1;        // map pixels per heatmap texel (full-frame maps are max-pooled)
     float max_diff = 0;         // max |A - B| over the maps
     bool peaks_agree = false;
     int peak_a[2] = {0, 0}, peak_b[2] = {0, 0};

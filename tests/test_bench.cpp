@@ -176,8 +176,9 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
 
     const Csv csv = read_csv(csv_path);
     const std::vector<std::string> columns = {
-        "kernel",        "size",       "template",  "mode",   "median_ms", "mpos_per_s", "gmac_per_s", "dp4a_peak_pct",
-        "x_cuda_shared", "x_cuda_fft", "x_cpu_ref", "min_ms", "p90_ms",    "runs",       "status"};
+        "kernel",     "size",          "template",      "mode",       "median_ms",     "mpos_per_s",
+        "gmac_per_s", "dp4a_peak_pct", "x_cuda_shared", "x_cuda_fft", "x_cpu_ref",     "min_ms",
+        "p90_ms",     "runs",          "status",        "floor_us",   "mem_floor_pct", "mma_peak_pct"};
     EXPECT_EQ(csv.columns, columns);
     for (const char* key : {"# gpu: ", "# driver: ", "# cuda runtime: ", "# cpu: ", "# date: ", "# command: "}) {
         bool found = false;
@@ -217,6 +218,8 @@ TEST(Bench, TinyCpuSweepWritesConsistentCsvAndPlot) {
         expect_near_rel(std::stod(row.at("gmac_per_s")), pos * templ.area() / (median * 1e-3) / 1e9, 5e-5,
                         where + " GMAC/s");
         EXPECT_EQ(row.at("dp4a_peak_pct"), "") << "CPU rows have no DP4A fraction: " << where;
+        for (const char* c : {"floor_us", "mem_floor_pct", "mma_peak_pct"})
+            EXPECT_EQ(row.at(c), "") << "no CPU peak stated, no roofline: " << c << " " << where;
         EXPECT_EQ(row.at("x_cuda_shared"), "") << where;
         EXPECT_EQ(row.at("x_cuda_fft"), "") << where;
         const double ref = ref_ms.at(row.at("size") + row.at("template") + row.at("mode"));
@@ -248,11 +251,12 @@ TEST(Bench, BatchColumnsTimeTargetsBatchedAndSeparately) {
     EXPECT_NE(run.output.find("per_target_ms"), std::string::npos) << run.output;
 
     const Csv csv = read_csv(csv_path);
-    // The existing columns keep their order; the batch columns follow them.
+    // The existing columns keep their order; the roofline's, then the batch columns follow them.
     const std::vector<std::string> columns = {
-        "kernel",        "size",          "template",      "mode",          "median_ms",   "mpos_per_s", "gmac_per_s",
-        "dp4a_peak_pct", "x_cuda_shared", "x_cuda_fft",    "min_ms",        "p90_ms",      "runs",       "status",
-        "batch_n",       "batch_ms",      "per_target_ms", "batch_speedup", "batch_status"};
+        "kernel",     "size",          "template",      "mode",          "median_ms",    "mpos_per_s",
+        "gmac_per_s", "dp4a_peak_pct", "x_cuda_shared", "x_cuda_fft",    "min_ms",       "p90_ms",
+        "runs",       "status",        "floor_us",      "mem_floor_pct", "mma_peak_pct", "batch_n",
+        "batch_ms",   "per_target_ms", "batch_speedup", "batch_status"};
     EXPECT_EQ(csv.columns, columns);
     bool header = false;
     for (const std::string& c : csv.comments) header = header || c.rfind("# batch: ", 0) == 0;
@@ -310,7 +314,7 @@ TEST(Bench, BatchOffKeepsTheColumnsAndBadBatchIsABadOption) {
                       "plain.csv");
     EXPECT_EQ(run.code, 0) << run.output;
     ASSERT_FALSE(csv.columns.empty());
-    EXPECT_EQ(csv.columns.back(), "status") << "batch columns without --batch";
+    EXPECT_EQ(csv.columns.back(), "mma_peak_pct") << "batch columns without --batch";
     EXPECT_EQ(run.output.find("batch"), std::string::npos) << run.output;
     const CliRun bad = run_cli(dir, "bench --kernels cpu_fast --sizes 160x120 --templates 8 --runs 1 --batch -2");
     EXPECT_EQ(bad.code, 2) << bad.output;
@@ -386,6 +390,54 @@ TEST(Bench, ComparesTheCpuKernels) {
     EXPECT_NE(run.output.find("cpu_fast vs cpu_opencv  160x120 8x8 full: cpu_fast is "), std::string::npos)
         << run.output;
     EXPECT_NE(run.output.find("geometric mean over 2 cases"), std::string::npos) << run.output;
+}
+
+// With stated CPU peaks the CPU rows get the roofline's columns, worked out here from the case:
+// bytes = the searched region (u8) + the map (float), MACs = positions x template pixels.
+TEST(Bench, RooflineColumnsOnTheCpuPathWithStatedPeaks) {
+    ScratchDir dir;
+    ASSERT_FALSE(dir.path().empty());
+    const fs::path json_path = dir / "roof.json";
+    const double bw_gbps = 2, tmacs = 0.001;
+    const BenchCsv b = run_bench_csv(dir,
+                                     "bench --kernels cpu_fast --sizes 160x120 --templates 8,32 --modes full,window "
+                                     "--runs 3 --warmup 1 --quiet --cpu-peak-bw 2 --cpu-peak-macs 0.001 --json " +
+                                         sh_quote(json_path.string()),
+                                     "roof.csv");
+    ASSERT_EQ(b.run.code, 0) << b.run.output;
+    for (const char* title : {"floor_us", "% of mem floor", "% of MMA peak"})
+        EXPECT_NE(b.run.output.find(title), std::string::npos) << title << "\n" << b.run.output;
+    EXPECT_NE(b.run.output.find("# cpu bandwidth: 2 GB/s (--cpu-peak-bw)"), std::string::npos) << b.run.output;
+    ASSERT_EQ(b.csv.rows.size(), 4u);
+    const auto doc = nlohmann::json::parse(read_file(json_path));
+    ASSERT_EQ(doc.at("results").size(), 4u);
+    EXPECT_DOUBLE_EQ(doc.at("roofline").at("cpu").at("mem_gbps").get<double>(), bw_gbps);
+    for (std::size_t i = 0; i < b.csv.rows.size(); ++i) {
+        const auto& row = b.csv.rows[i];
+        const std::string where = row.at("template") + " " + row.at("mode");
+        const Size frame = parse_size(row.at("size")), templ = parse_size(row.at("template"));
+        const bool window = row.at("mode") == "window";
+        const double region =
+            window ? std::min(3 * templ.width, frame.width) * std::min(3 * templ.height, frame.height) : frame.area();
+        const double pos = static_cast<double>(positions(frame, templ, row.at("mode")));
+        const double bytes = region + 4 * pos, macs = pos * templ.area();
+        const double mem_us = bytes / (bw_gbps * 1e9) * 1e6, mma_us = macs / (tmacs * 1e12) * 1e6;
+        const double median_us = std::stod(row.at("median_ms")) * 1e3;
+        expect_near_rel(std::stod(row.at("floor_us")), std::max(mem_us, mma_us), 5e-5, where + " floor_us");
+        expect_near_rel(std::stod(row.at("mem_floor_pct")), 100 * mem_us / median_us, 1e-3, where + " mem %");
+        expect_near_rel(std::stod(row.at("mma_peak_pct")), 100 * mma_us / median_us, 1e-3, where + " mma %");
+        // The MMA fraction is the achieved MAC rate over the stated peak.
+        expect_near_rel(std::stod(row.at("mma_peak_pct")), std::stod(row.at("gmac_per_s")) / (tmacs * 1e3) * 100, 1e-3,
+                        where + " mma % vs GMAC/s");
+        const auto& j = doc.at("results")[i];
+        EXPECT_EQ(j.at("kernel"), "cpu_fast");
+        EXPECT_DOUBLE_EQ(j.at("bytes").get<double>(), bytes) << where;
+        EXPECT_DOUBLE_EQ(j.at("macs").get<double>(), macs) << where;
+        expect_near_rel(j.at("mem_floor_us").get<double>(), mem_us, 1e-12, where + " json mem floor");
+        expect_near_rel(j.at("mma_floor_us").get<double>(), mma_us, 1e-12, where + " json mma floor");
+        expect_near_rel(j.at("mem_floor_pct").get<double>(), 100 * mem_us / median_us, 1e-3, where + " json mem %");
+        expect_near_rel(j.at("mma_peak_pct").get<double>(), 100 * mma_us / median_us, 1e-3, where + " json mma %");
+    }
 }
 
 plot::Figure two_panel_figure() {

@@ -74,6 +74,14 @@ GpuInfo query_gpu(double peak_override) {
         g.clock_mhz = known_boost_clock_mhz(g.name);
         g.clock_source = "corrtrack's boost-clock table";
     }
+    int mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess) {
+        g.mem_clock_khz = mem_khz;
+        g.mem_bus_bits = bus_bits;
+    } else {
+        cudaGetLastError();
+    }
     g.dp4a_per_clock = dp4a_per_clock_per_sm(g.major, g.minor);
     if (peak_override > 0) return g;
     char buf[320];

@@ -1,5 +1,5 @@
-// The machine a bench runs on, for the report header: the GPU (SMs, clock, DP4A peak), the
-// driver and CUDA runtime, the CPU, the date and the exact command line.
+// The machine a bench runs on, for the report header: the GPU (SMs, clocks, memory bus, DP4A
+// peak), the driver and CUDA runtime, the CPU, the date and the exact command line.
 // Thread rules: call from one thread; the functions read the CUDA runtime, /proc and the clock.
 #pragma once
 
@@ -16,6 +16,9 @@ struct GpuInfo {
     int dp4a_per_clock = 0;  // DP4A instructions per clock per SM
     double peak_gmacs = 0;   // 0: unknown
     std::string peak_note;
+    // Memory interface for the roofline's bandwidth (roofline.h); 0: not reported.
+    double mem_clock_khz = 0;  // cudaDevAttrMemoryClockRate
+    int mem_bus_bits = 0;      // cudaDevAttrGlobalMemoryBusWidth
 };
 
 // The current CUDA device, if any; peak_override > 0 (--peak-gmacs) replaces the computed peak.

@@ -27,6 +27,9 @@ struct BenchOptions {
     std::string csv, plot, json;
     std::uint32_t seed = 1;
     double peak_gmacs = 0.0;
+    // Roofline peaks (roofline.h); 0: the GPU's own (CPU rows: none).
+    double peak_bw_gbps = 0.0, peak_tmacs = 0.0;
+    double cpu_peak_bw_gbps = 0.0, cpu_peak_tmacs = 0.0;
     std::vector<std::string> ratio_to;
     bool variants = false;  // also time the tuning variants (kernel_variants())
     bool quiet = false;

@@ -45,8 +45,9 @@ void print_table(const Report& rep, std::FILE* f) {
     for (const Result& r : rep.rows) kw = std::max(kw, std::strlen(r.kernel->name));
     std::vector<std::string> ratio_titles;
     for (const std::string& n : rep.ratio_names) ratio_titles.push_back("x " + n);
-    std::fprintf(f, "\n%-*s %10s %9s %-6s %11s %10s %10s %7s", static_cast<int>(kw), "kernel", "size", "template",
-                 "mode", "median ms", "Mpos/s", "GMAC/s", "%DP4A");
+    std::fprintf(f, "\n%-*s %10s %9s %-6s %11s %10s %10s %7s %10s %14s %13s", static_cast<int>(kw), "kernel", "size",
+                 "template", "mode", "median ms", "Mpos/s", "GMAC/s", "%DP4A", "floor_us", "% of mem floor",
+                 "% of MMA peak");
     for (const std::string& t : ratio_titles)
         std::fprintf(f, " %*s", static_cast<int>(std::max<std::size_t>(t.size(), 6)), t.c_str());
     if (rep.batch > 0) std::fprintf(f, " %7s %11s %13s %7s", "batch_n", "batch_ms", "per_target_ms", "x batch");
@@ -57,10 +58,12 @@ void print_table(const Report& rep, std::FILE* f) {
     };
     for (const Result& r : rep.rows) {
         const bool ok = r.ok();
-        std::fprintf(f, "%-*s %10s %9s %-6s %11s %10s %10s %7s", static_cast<int>(kw), r.kernel->name,
+        std::fprintf(f, "%-*s %10s %9s %-6s %11s %10s %10s %7s %10s %14s %13s", static_cast<int>(kw), r.kernel->name,
                      size_text(r.c.frame).c_str(), size_text(r.c.templ).c_str(), mode_name(r.c.mode),
                      cell(ok ? r.median_ms : NAN, "%.4f").c_str(), cell(ok ? r.mpos_per_s() : NAN, "%.1f").c_str(),
-                     cell(ok ? r.gmac_per_s() : NAN, "%.1f").c_str(), cell(rep.dp4a_pct(r), "%.1f").c_str());
+                     cell(ok ? r.gmac_per_s() : NAN, "%.1f").c_str(), cell(rep.dp4a_pct(r), "%.1f").c_str(),
+                     cell(rep.floors(r).floor_us(), "%.2f").c_str(), cell(rep.mem_floor_pct(r), "%.2f").c_str(),
+                     cell(rep.mma_peak_pct(r), "%.2f").c_str());
         for (std::size_t i = 0; i < rep.ratio_names.size(); ++i)
             std::fprintf(f, " %*s", static_cast<int>(std::max<std::size_t>(ratio_titles[i].size(), 6)),
                          cell(rep.ratio(r, rep.ratio_names[i]), "%.2f").c_str());
@@ -131,7 +134,8 @@ bool write_csv(const Report& rep, const std::string& path, std::string* error) {
     for (const std::string& line : header_lines(rep)) out << "# " << line << "\n";
     out << "kernel,size,template,mode,median_ms,mpos_per_s,gmac_per_s,dp4a_peak_pct";
     for (const std::string& n : rep.ratio_names) out << ",x_" << n;
-    out << ",min_ms,p90_ms,runs,status";
+    // The roofline's columns came later: after the first ones, so those keep their positions.
+    out << ",min_ms,p90_ms,runs,status,floor_us,mem_floor_pct,mma_peak_pct";
     if (rep.batch > 0) out << ",batch_n,batch_ms,per_target_ms,batch_speedup,batch_status";
     out << "\n";
     for (const Result& r : rep.rows) {
@@ -142,7 +146,9 @@ bool write_csv(const Report& rep, const std::string& path, std::string* error) {
             << fmt(rep.dp4a_pct(r), "%.4g");
         for (const std::string& n : rep.ratio_names) out << "," << fmt(rep.ratio(r, n), "%.4g");
         out << "," << fmt(ok ? r.min_ms : NAN, "%.6g") << "," << fmt(ok ? r.p90_ms : NAN, "%.6g") << ","
-            << (ok ? std::to_string(r.ms.size()) : "") << "," << csv_field(r.status_text());
+            << (ok ? std::to_string(r.ms.size()) : "") << "," << csv_field(r.status_text()) << ","
+            << fmt(rep.floors(r).floor_us(), "%.6g") << "," << fmt(rep.mem_floor_pct(r), "%.4g") << ","
+            << fmt(rep.mma_peak_pct(r), "%.4g");
         if (rep.batch > 0) {
             const BatchResult& b = r.batch;
             out << "," << (b.attempted() ? std::to_string(b.n) : "") << "," << fmt(b.ok() ? b.batch_ms : NAN, "%.6g")
@@ -160,6 +166,13 @@ bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std:
     json doc;
     for (const auto& [key, value] : rep.header) doc["header"][key] = value;
     doc["peak_gmacs"] = num(rep.gpu.peak_gmacs > 0 ? rep.gpu.peak_gmacs : NAN);
+    const auto peaks = [&](const Peaks& p) {
+        return json{{"mem_gbps", num(p.mem_gbps > 0 ? p.mem_gbps : NAN)},
+                    {"mma_tmacs", num(p.mma_tmacs > 0 ? p.mma_tmacs : NAN)},
+                    {"mem_note", p.mem_note},
+                    {"mma_note", p.mma_note}};
+    };
+    doc["roofline"] = {{"gpu", peaks(rep.gpu_peaks)}, {"cpu", peaks(rep.cpu_peaks)}};
     doc["results"] = json::array();
     for (const Result& r : rep.rows) {
         json j{{"kernel", r.kernel->name},
@@ -169,6 +182,12 @@ bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std:
                {"mode", mode_name(r.c.mode)},
                {"positions", r.c.positions()},
                {"status", r.ok() ? "ok" : r.status_text()}};
+        const Floors fl = rep.floors(r);
+        j["bytes"] = fl.bytes;
+        j["macs"] = fl.macs;
+        j["mem_floor_us"] = num(fl.mem_us);
+        j["mma_floor_us"] = num(fl.mma_us);
+        j["floor_us"] = num(fl.floor_us());
         if (r.ok()) {
             j["median_ms"] = r.median_ms;
             j["min_ms"] = r.min_ms;
@@ -177,6 +196,8 @@ bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std:
             j["mpos_per_s"] = r.mpos_per_s();
             j["gmac_per_s"] = r.gmac_per_s();
             j["dp4a_peak_pct"] = num(rep.dp4a_pct(r));
+            j["mem_floor_pct"] = num(rep.mem_floor_pct(r));
+            j["mma_peak_pct"] = num(rep.mma_peak_pct(r));
             for (const std::string& n : rep.ratio_names) j["x_" + n] = num(rep.ratio(r, n));
         }
         if (r.batch.attempted()) {
@@ -250,6 +271,8 @@ std::string script_path_for(const std::string& png) {
 Report make_report(const BenchOptions& o) {
     Report rep;
     rep.gpu = query_gpu(o.peak_gmacs);
+    rep.gpu_peaks = gpu_peaks(rep.gpu, o.peak_bw_gbps, o.peak_tmacs);
+    rep.cpu_peaks = cpu_peaks(o.cpu_peak_bw_gbps, o.cpu_peak_tmacs);
     rep.batch = o.batch;
     rep.header = {
         {"corrtrack bench", "NCC kernel timings"},
@@ -269,6 +292,15 @@ Report make_report(const BenchOptions& o) {
          "median / 1e9 (effective: FFT kernels do fewer operations); %DP4A = GMAC/s / DP4A peak; "
          "x K = median(K) / median(row) on the same case (> 1: the row is faster than K)"},
         {"peak", rep.gpu.peak_note.empty() ? "no GPU; give --peak-gmacs for a %DP4A column" : rep.gpu.peak_note},
+        {"roofline",
+         "floor_us = max(bytes / bandwidth, MACs / int8 MMA peak) of the row's device; bytes = the searched "
+         "region (full: the frame; window: the window) read once as u8 + the float map written once (the "
+         "template is left out); MACs = positions x template pixels; % of mem floor = memory floor / median; "
+         "% of MMA peak = MAC floor / median (GMAC/s / peak, effective for FFT kernels); '-': peak unknown"},
+        {"gpu bandwidth", rep.gpu.present || o.peak_bw_gbps > 0 ? rep.gpu_peaks.mem_note : "no GPU"},
+        {"gpu int8 mma peak", rep.gpu.present || o.peak_tmacs > 0 ? rep.gpu_peaks.mma_note : "no GPU"},
+        {"cpu bandwidth", rep.cpu_peaks.mem_note},
+        {"cpu mac peak", rep.cpu_peaks.mma_note},
         {"window mode",
          "search region " + std::to_string(kWindowFactor) + "x the template's width and height, centred"},
     };

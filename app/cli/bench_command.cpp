@@ -50,6 +50,20 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_option("--peak-gmacs", o->peak_gmacs,
                     "DP4A peak in GMAC/s for the %DP4A column (default: SMs x clock x DP4A/clk/SM x 4)")
         ->check(finite_range(0, 1e9));
+    cmd->add_option("--peak-bw", o->peak_bw_gbps,
+                    "GPU memory bandwidth in GB/s for the roofline columns (default: memory clock x bus width x 2 "
+                    "from the driver)")
+        ->check(finite_range(0, 1e6));
+    cmd->add_option("--peak-macs", o->peak_tmacs,
+                    "GPU dense int8 tensor-core peak in TMAC/s for the roofline columns (default: SMs x clock x "
+                    "MAC/clk/SM from a table by compute capability; H200 SXM datasheet: 989)")
+        ->check(finite_range(0, 1e6));
+    cmd->add_option("--cpu-peak-bw", o->cpu_peak_bw_gbps,
+                    "CPU memory bandwidth in GB/s for the CPU rows' roofline columns (default: none, '-')")
+        ->check(finite_range(0, 1e6));
+    cmd->add_option("--cpu-peak-macs", o->cpu_peak_tmacs,
+                    "CPU multiply-add peak in TMAC/s for the CPU rows' roofline columns (default: none, '-')")
+        ->check(finite_range(0, 1e6));
     cmd->add_flag("--variants", o->variants,
                   "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");
     cmd->add_option("--ratio-to", o->ratio_to, "Extra 'x NAME' columns: median(NAME) / median(row) on the same case")
