@@ -49,10 +49,12 @@ struct MultiTracker::Impl {
     int launches = 0;    // correlation launches of the last update
     long positions = 0;  // map positions searched by the last update
 
+    // Targets stay in id order (ids only grow, removal erases in place): a binary search, as
+    // apply_pending() looks up every target each frame.
     Target* find(TargetId id) const {
-        for (const auto& t : targets)
-            if (t->id() == id) return t.get();
-        return nullptr;
+        const auto it = std::lower_bound(targets.begin(), targets.end(), id,
+                                         [](const std::unique_ptr<Target>& t, TargetId v) { return t->id() < v; });
+        return it != targets.end() && (*it)->id() == id ? it->get() : nullptr;
     }
     void resolve(const TrackerOptions& o) {
         active = o;
