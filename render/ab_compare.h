@@ -1,7 +1,8 @@
 // A/B kernel comparison on live frames: two kernels run on the same problem (a target's search
 // window at scale 1, template cut from its current box), timed with host clocks around each
 // run, compared map to map and peak to peak.
-// Thread rules: the main thread drives it; it owns two Matchers (and their CUDA streams).
+// Thread rules: the main thread drives it; it owns two Matchers, which run on the GPU
+// context's compute stream (the tracker's), one after the other.
 #pragma once
 
 #include <deque>
@@ -17,6 +18,9 @@ namespace corrtrack {
 class AbCompare {
 public:
     static constexpr int kWindow = 60;  // frames in the timing medians
+
+    // `gpu` must outlive the comparison.
+    explicit AbCompare(const GpuContext& gpu) : matcher_{Matcher(gpu), Matcher(gpu)} {}
 
     // False + *error when a kernel is unknown or not available here. Clears the timings.
     bool set_kernels(const std::string& a, const std::string& b, std::string* error);

@@ -8,7 +8,8 @@
 
 namespace corrtrack {
 
-AbRunner::AbRunner(AbModel& model) : model_(model), heat_{make_heatmap_sink(), make_heatmap_sink()} {}
+AbRunner::AbRunner(AbModel& model, const GpuContext& gpu)
+    : model_(model), ab_(gpu), heat_{make_heatmap_sink(), make_heatmap_sink()} {}
 
 void AbRunner::run(const GuiTarget* t, const MultiTracker& tracker, const std::function<ImageView()>& host_luma) {
     AbModel& ab = model_;

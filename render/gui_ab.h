@@ -18,7 +18,8 @@ namespace corrtrack {
 
 class AbRunner {
 public:
-    explicit AbRunner(AbModel& model);
+    // `gpu` (the tracker's context) must outlive the runner.
+    AbRunner(AbModel& model, const GpuContext& gpu);
 
     // Compares both kernels on `target` (the selected one; nullptr: none) this frame. `host_luma`
     // gives the frame in host memory; it is called only when a comparison runs (it may download
