@@ -4,7 +4,8 @@
 // kernels' own (the whole frame against a square template, several runs a comparison, timed
 // as the kernel alone: CUDA events on the GPU, steady_clock on the CPU), so that the time
 // ratio there is the kernels' throughput ratio.
-// Thread rules: the main thread drives it; it owns two Matchers (and their CUDA streams).
+// Thread rules: the main thread drives it; it owns two Matchers, which run on the GPU
+// context's compute stream (the tracker's), one after the other.
 #pragma once
 
 #include <deque>
@@ -35,6 +36,9 @@ public:
     // cpu_ref is brute force (about 1 GMAC/s on a 2-core VM): full-frame problems above this
     // many multiply-adds are refused for it, so one comparison cannot stall the GUI for seconds.
     static constexpr double kMaxCpuRefMacs = 2.5e8;
+
+    // `gpu` must outlive the comparison.
+    explicit AbCompare(const GpuContext& gpu) : matcher_{Matcher(gpu), Matcher(gpu)} {}
 
     // False + *error when a kernel is unknown or not available here. Clears the timings.
     bool set_kernels(const std::string& a, const std::string& b, std::string* error);

@@ -47,10 +47,10 @@ public:
 
     bool upload_nv12(const Nv12Planes& p, Stream stream_handle) override {
         if (p.width <= 0 || p.height <= 0 || !p.y) return false;
-        const cudaStream_t stream = as_cuda(stream_handle);
+        const auto stream = as_cuda(stream_handle);
         const YuvToRgb k = yuv_to_rgb_coefficients(p.matrix, p.full_range);
         if (interop_ && Size{p.width, p.height} != tex_.size() && !resize({p.width, p.height})) interop_ = false;
-        if (!interop_) return upload_through_host(p, k, stream);
+        if (!interop_) return upload_through_host(p, k, stream_handle);
 
         const cudaSurfaceObject_t surface = tex_.map(stream);
         const dim3 block(32, 8);
@@ -73,7 +73,8 @@ private:
     bool resize(Size size) { return tex_.resize(size, GL_LINEAR, "video frames take the texture upload path"); }
 
     // Without interop: both planes to the host on the stream, one wait, the same arithmetic.
-    bool upload_through_host(const Nv12Planes& p, const YuvToRgb& k, cudaStream_t stream) {
+    bool upload_through_host(const Nv12Planes& p, const YuvToRgb& k, Stream stream_handle) {
+        const auto stream = as_cuda(stream_handle);
         const int cw = (p.width + 1) / 2, ch = (p.height + 1) / 2;
         y_.resize(static_cast<std::size_t>(p.width) * p.height);
         uv_.resize(static_cast<std::size_t>(cw) * 2 * ch);

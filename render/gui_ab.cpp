@@ -17,7 +17,8 @@ const char* clock_of(const std::string& kernel) {
 
 }  // namespace
 
-AbRunner::AbRunner(AbModel& model) : model_(model), heat_{make_heatmap_sink(), make_heatmap_sink()} {}
+AbRunner::AbRunner(AbModel& model, const GpuContext& gpu)
+    : model_(model), ab_(gpu), heat_{make_heatmap_sink(), make_heatmap_sink()} {}
 
 bool AbRunner::prepare() {
     if (ready_) return true;

@@ -25,7 +25,8 @@ public:
     static constexpr double kFullFrameMinGapS = 1.0;
     static constexpr double kFullFrameGapFactor = 4.0;
 
-    explicit AbRunner(AbModel& model);
+    // `gpu` (the tracker's context) must outlive the runner.
+    AbRunner(AbModel& model, const GpuContext& gpu);
 
     // Compares both kernels this frame: on `target`'s window (the selected one; nullptr: none),
     // or, in full-frame scope, on the whole frame when due. `host_luma` gives the frame in host

@@ -74,11 +74,13 @@ void run_loop(GuiController& app, Window& window, std::vector<std::pair<int, int
 int run_gui(const GuiOptions& options) {
     // Teardown order, explicit: the controller's shutdown() ends the recording, the GL
     // textures, the session, the frame sink and the tracker in that order (see there) while
-    // the window's GL context is still alive; the window goes last. The controller is
+    // the window's GL context is still alive; then the window goes, and the GPU context, made
+    // first so that every user of its streams is gone before it, goes last. The controller is
     // declared after the window, so on an early return its destructor does the same.
+    const GpuContext gpu;
     std::vector<std::pair<int, int>> keys;  // shortcut keys since the last iteration
     Window window;
-    GuiController app(options, window);
+    GuiController app(options, window, gpu);
     if (!app.open_outputs()) return kExitInput;
     std::string error;
     if (!window.open(options.window, &error)) {

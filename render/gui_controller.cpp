@@ -29,7 +29,7 @@ std::vector<BoxF> default_boxes(const std::string& input) {
     return boxes;
 }
 
-GuiModel initial_model(const GuiOptions& o) {
+GuiModel initial_model(const GuiOptions& o, const GpuContext& gpu) {
     GuiModel m;
     m.tracker = o.tracker;
     m.kernel = resolve_kernel_name(o.tracker.kernel);  // "auto" without a GPU is cpu_fast
@@ -41,7 +41,7 @@ GuiModel initial_model(const GuiOptions& o) {
     m.view.blend = o.blend;
     m.heat.colormap = o.colormap;
     m.path_edit = o.input;
-    m.gpu = cuda_available() ? cuda_device_description() : "none, CPU path";
+    m.gpu = gpu.available() ? cuda_device_description() : "none, CPU path";
     if (!o.ab_a.empty()) {
         m.ab.enabled = m.ab.open_panel = true;
         m.ab.a = o.ab_a;
@@ -53,12 +53,12 @@ GuiModel initial_model(const GuiOptions& o) {
 }
 
 // set_kernel and set_options keep the tracker's stream.
-std::unique_ptr<MultiTracker> make_tracker(const GuiOptions& o, const std::string& kernel) {
+std::unique_ptr<MultiTracker> make_tracker(const GuiOptions& o, const std::string& kernel, const GpuContext& gpu) {
     TrackerOptions to = o.tracker;
     to.kernel = kernel;
     to.keep_maps = true;
     to.keep_device_maps = true;  // the interop heatmap reads the map on the device
-    auto tracker = std::make_unique<MultiTracker>(to);
+    auto tracker = std::make_unique<MultiTracker>(to, gpu);
     if (std::string error; !tracker->set_kernel(kernel, &error))
         std::fprintf(stderr, "corrtrack gui: %s\n", error.c_str());
     return tracker;
@@ -66,14 +66,15 @@ std::unique_ptr<MultiTracker> make_tracker(const GuiOptions& o, const std::strin
 
 }  // namespace
 
-GuiController::GuiController(const GuiOptions& options, Window& window)
+GuiController::GuiController(const GuiOptions& options, Window& window, const GpuContext& gpu)
     : opt_(options),
       window_(window),
-      model_(initial_model(opt_)),
-      tracker_(make_tracker(opt_, model_.kernel)),
+      gpu_(gpu),
+      model_(initial_model(opt_, gpu_)),
+      tracker_(make_tracker(opt_, model_.kernel, gpu_)),
       playback_(opt_, *tracker_, model_, log_, status_),
       targets_(*tracker_, log_, status_),
-      ab_(model_.ab),
+      ab_(model_.ab, gpu_),
       export_(model_, log_) {}
 
 // Teardown, in this order because of what each part holds:
@@ -83,9 +84,11 @@ GuiController::GuiController(const GuiOptions& options, Window& window)
 // 3. the session: its decode thread joined and the NVDEC surfaces, made on the tracker's
 //    stream, returned: before the tracker;
 // 4. the frame sink's texture and CUDA-GL registration, while the GL context lives;
-// 5. the tracker: its CUDA stream and device buffers;
+// 5. the tracker: its device buffers, after its queued work;
 // 6. the event log.
-// The window (GL context, ImGui, GLFW) belongs to the main loop and goes after this returns.
+// The window (GL context, ImGui, GLFW) belongs to the main loop and goes after this returns;
+// the GPU context (both streams) after the window, last: run_gui() made it first. A/B's
+// matchers stay until the members go; each waits for its own work on the context's stream.
 void GuiController::shutdown() {
     if (shut_down_) return;
     shut_down_ = true;

@@ -7,8 +7,8 @@
 // window closes.
 // Thread rules: main thread only (GLFW, GL, ImGui, the one MultiTracker for all targets). The
 // session's decode thread and, while recording, the video queue's writer thread are the only
-// other threads. One CUDA stream, the tracker's, carries NVDEC's output, the kernels and the
-// interop sinks' map/convert/unmap.
+// other threads. One CUDA stream, the GPU context's compute stream (the tracker's), carries
+// NVDEC's output, the kernels, A/B and the interop sinks' map/convert/unmap.
 #pragma once
 
 #include <algorithm>
@@ -33,8 +33,9 @@ namespace corrtrack {
 
 class GuiController {
 public:
-    // `window` must outlive the controller (the main loop declares it first).
-    GuiController(const GuiOptions& options, Window& window);
+    // `gpu` and `window` must outlive the controller: run_gui() makes the GPU context first, in
+    // its outermost scope, so it goes after the controller whatever the order of members here.
+    GuiController(const GuiOptions& options, Window& window, const GpuContext& gpu);
     ~GuiController() { shutdown(); }
     GuiController(const GuiController&) = delete;
     GuiController& operator=(const GuiController&) = delete;
@@ -88,11 +89,13 @@ private:
     // than leaving it to the reverse of this order.
     GuiOptions opt_;
     Window& window_;
+    const GpuContext& gpu_;
     GuiModel model_;
     EventLog log_;
     StatusLine status_;
-    // The one tracker for every target, made before any input: its stream is the one NVDEC
-    // decodes on and the interop sinks map on, for as long as the app runs.
+    // The one tracker for every target, made before any input, in gpu_: its stream (the
+    // context's compute stream, which kernel swaps keep) is the one NVDEC decodes on and the
+    // interop sinks map on, for as long as the app runs.
     std::unique_ptr<MultiTracker> tracker_;
     std::unique_ptr<FrameSink> frame_sink_;  // made once the window (GL context) exists
     Playback playback_;                      // the session: decodes on the tracker's stream

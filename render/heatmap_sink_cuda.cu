@@ -103,7 +103,7 @@ public:
             cpu_->upload(map, style, stream_handle);
             return;
         }
-        const cudaStream_t stream = as_cuda(stream_handle);
+        const auto stream = as_cuda(stream_handle);
         if (map.size() != tex_.size() && !resize(map.size())) {
             if (map.space == MemorySpace::kHost) cpu_->upload(map, style, stream_handle);
             return;

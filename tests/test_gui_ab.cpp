@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gpu/gpu_context.h"
 #include "render/ab_compare.h"
 #include "render/colormap.h"
 #include "tests/support/gui_harness.h"
@@ -44,7 +45,8 @@ float max_abs_diff(const MapView& a, const MapView& b) {
 
 TEST(GuiAb, FullFrameCpuRefAgainstCpuFast) {
     const Frame8 f = synthetic_frame(160, 120);
-    AbCompare ab;
+    const GpuContext gpu;
+    AbCompare ab(gpu);
     std::string error;
     ASSERT_TRUE(ab.set_kernels("cpu_ref", "cpu_fast", &error)) << error;
     // 16x16 (cpu_fast's direct sums) and 64x64 (its FFT numerator), each cut from the frame, so
@@ -89,7 +91,8 @@ TEST(GuiAb, FullFrameCpuRefAgainstCpuFast) {
 
 TEST(GuiAb, FullFrameRefusesCpuRefWhereItWouldStallAndPoolsLargeMaps) {
     const Frame8 f = synthetic_frame(1100, 300);
-    AbCompare ab;
+    const GpuContext gpu;
+    AbCompare ab(gpu);
     std::string error;
     ASSERT_TRUE(ab.set_kernels("cpu_fast", "cpu_ref", &error)) << error;
     // 1037 x 237 positions x 64 x 64 = 1.0e9 multiply-adds: over kMaxCpuRefMacs.

@@ -32,12 +32,12 @@ struct Pass {
 };
 
 Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std::vector<BoxF>& boxes_in,
-              const E2eOptions& o) {
+              const E2eOptions& o, const GpuContext& gpu) {
     Pass p;
     TrackerOptions to;
     to.kernel = o.kernel;
     to.keep_maps = false;  // no heatmap: the pure tracking cost
-    MultiTracker tracker(to);
+    MultiTracker tracker(to, gpu);
     if (!tracker.set_kernel(o.kernel, &p.error)) return p;
     SessionOptions so;
     so.source.input = clip;
@@ -80,10 +80,10 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
 
 // The median-fps pass of `repeats` runs (its other figures come with it).
 Pass best_of(const std::string& clip, DecodeMode decode, bool track, const std::vector<BoxF>& boxes,
-             const E2eOptions& o) {
+             const E2eOptions& o, const GpuContext& gpu) {
     std::vector<Pass> runs;
     for (int r = 0; r < std::max(1, o.repeats); ++r) {
-        runs.push_back(run_pass(clip, decode, track, boxes, o));
+        runs.push_back(run_pass(clip, decode, track, boxes, o, gpu));
         if (!runs.back().ok) return runs.back();
     }
     std::vector<double> fps;
@@ -116,6 +116,8 @@ int run_e2e_bench(const E2eOptions& o) {
         std::fprintf(stderr, "corrtrack bench --e2e: %s\n", why.c_str());
         return kExitUsage;
     }
+    // Every pass, one after another, tracks and decodes in this one GPU context.
+    const GpuContext gpu;
     nlohmann::json doc = {{"gpu", cuda_device_description()},
                           {"kernel", kernel},
                           {"repeats", o.repeats},
@@ -127,7 +129,7 @@ int run_e2e_bench(const E2eOptions& o) {
         nlohmann::json cj = {{"clip", clip}, {"modes", nlohmann::json::array()}};
         std::vector<std::pair<double, double>> sw_centres, nvdec_centres;
         for (DecodeMode mode : {DecodeMode::kSoftware, DecodeMode::kNvdec}) {
-            const Pass decode_only = best_of(clip, mode, false, boxes, o);
+            const Pass decode_only = best_of(clip, mode, false, boxes, o, gpu);
             if (!decode_only.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %s\n", clip.c_str(), decode_only.error.c_str());
                 rc = 1;
@@ -138,7 +140,7 @@ int run_e2e_bench(const E2eOptions& o) {
                 cj["modes"].push_back({{"decode", "nvdec"}, {"unavailable", decode_only.note}});
                 continue;
             }
-            const Pass tracked = best_of(clip, mode, true, boxes, o);
+            const Pass tracked = best_of(clip, mode, true, boxes, o, gpu);
             if (!tracked.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %s\n", clip.c_str(), tracked.error.c_str());
                 rc = 1;

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "app/bench/data.h"
+#include "app/gpu/gpu_context.h"
 #include "app/util/stats.h"
 #include "corrtrack/cuda_util.h"
 
@@ -35,20 +36,21 @@ std::string status_text(Status status, const std::string& note, const char* unsu
 
 namespace {
 
-// The caller-owned stream every GPU kernel runs on, and the events that time it.
+// The bench's GPU context, whose compute stream every GPU kernel runs on, and the events that
+// time it (made only when a GPU kernel is in the plan; the timer's events go before the context).
 class GpuTiming {
 public:
-    Stream stream() const { return stream_.get(); }
-    void synchronize() { stream_.synchronize(); }
+    Stream stream() const { return gpu_.compute(); }
+    void synchronize() { CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(gpu_.compute()))); }
     double time_ms(const std::function<void()>& work) {
-        timer_.start(stream_.get());
+        timer_.start(gpu_.compute());
         work();
-        timer_.stop(stream_.get());
+        timer_.stop(gpu_.compute());
         return timer_.elapsed_ms();
     }
 
 private:
-    CudaStream stream_;  // non-blocking
+    GpuContext gpu_;  // non-blocking streams
     GpuTimer timer_;
 };
 
@@ -463,7 +465,7 @@ private:
     // that instead of a string of follow-on errors.
     void check_gpu_after_error(const char* kernel) {
         cudaGetLastError();
-        cudaError_t err = cudaStreamSynchronize(static_cast<cudaStream_t>(gpu_->stream()));
+        cudaError_t err = cudaStreamSynchronize(as_cuda(gpu_->stream()));
         if (err == cudaSuccess) err = cudaDeviceSynchronize();
         if (err != cudaSuccess)
             gpu_lost_ =

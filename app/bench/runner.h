@@ -1,5 +1,5 @@
-// Timing the cases of a plan: one case at a time on random data (data.h), GPU kernels on one
-// caller-owned stream timed with CUDA events (corrtrack/cuda_util.h's CudaStream and GpuTimer),
+// Timing the cases of a plan: one case at a time on random data (data.h), GPU kernels on the
+// compute stream of a GPU context of the bench's own (app/gpu) timed with CUDA events (GpuTimer),
 // CPU kernels with steady_clock, under a per-case budget, a whole-bench budget and a watchdog
 // for calls that never return; with --batch, window cases also time N targets batched against
 // N separate calls. The results are rows for report.h.

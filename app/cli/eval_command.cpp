@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <atomic>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include "app/cli/cli_common.h"
@@ -108,7 +110,9 @@ int run_eval(const EvalArgs& a, bool dry_run) {
     }
 
     // Sequences are independent: with --jobs they run on that many threads, each with its
-    // own decoder and trackers; the table comes out in name order either way.
+    // own decoder and trackers and a GPU context of its own (made here, before the threads,
+    // destroyed after they joined: jobs never wait on one another's kernels); the table comes
+    // out in name order either way.
     struct Outcome {
         bool ok = false;
         std::string error;
@@ -117,17 +121,21 @@ int run_eval(const EvalArgs& a, bool dry_run) {
         std::size_t truth_rows = 0;
     };
     std::vector<Outcome> outcomes(sequences.size());
+    const int jobs = std::max(1, std::min<int>(a.jobs, static_cast<int>(sequences.size())));
+    std::vector<std::unique_ptr<GpuContext>> contexts;
+    for (int j = 0; j < jobs; ++j) contexts.push_back(std::make_unique<GpuContext>());
     std::atomic<std::size_t> next{0};
-    auto work = [&] {
+    auto work = [&](const GpuContext& gpu) {
         for (std::size_t i = next++; i < sequences.size(); i = next++) {
             const SequenceInfo& seq = sequences[i];
             Outcome& out = outcomes[i];
-            out.ok = evaluate_sequence(seq, a.tracker, &out.metrics, &out.boxes, &out.truth_rows, &out.error, a.sre);
+            out.ok =
+                evaluate_sequence(seq, a.tracker, gpu, &out.metrics, &out.boxes, &out.truth_rows, &out.error, a.sre);
         }
     };
     std::vector<std::thread> pool;
-    for (int j = 1; j < std::min<int>(a.jobs, static_cast<int>(sequences.size())); ++j) pool.emplace_back(work);
-    work();
+    for (int j = 1; j < jobs; ++j) pool.emplace_back(work, std::cref(*contexts[j]));
+    work(*contexts[0]);
     for (std::thread& t : pool) t.join();
 
     std::vector<std::string> names;

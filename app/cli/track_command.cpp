@@ -165,8 +165,11 @@ int run_track(TrackArgs a, const std::vector<InputGroup>& groups, const std::vec
     // complete.
     InterruptGuard interrupt;
     if (several) return run_streams(a, plans, kernel);
+    // One input: one GPU context, made before the stream's tracker and session and destroyed
+    // after them.
+    const GpuContext gpu;
     StreamResult result;
-    const int rc = run_stream(a, plans[0], kernel, &result);
+    const int rc = run_stream(a, plans[0], kernel, gpu, &result);
     print_stream_summary(a, plans[0], kernel, result);
     return rc;
 }

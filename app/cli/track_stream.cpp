@@ -142,7 +142,8 @@ struct Outputs {
 
 }  // namespace
 
-int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kernel, StreamResult* r) {
+int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kernel, const GpuContext& gpu,
+               StreamResult* r) {
     r->started = true;
     const bool named = !p.name.empty();
     // "corrtrack track: ..." and "corrtrack: ..." as ever; "corrtrack track [cam1]: ..." and
@@ -171,7 +172,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     // The tracker exists before the source: NVDEC decodes on the tracker's stream.
     TrackerOptions topt = a.tracker;
     topt.keep_maps = !p.video.empty() && a.heatmap;
-    MultiTracker tracker(topt);
+    MultiTracker tracker(topt, gpu);
     if (!tracker.set_kernel(topt.kernel, &error)) return fail(kExitUsage, error);
     // The session matches the decoder to the tracker: a GPU tracker reads the luma plane
     // straight from the decoder's surface.

@@ -1,10 +1,12 @@
 // One stream of `corrtrack track`: an input with its targets and its outputs, run start to end
-// on the calling thread (its own MultiTracker, CUDA stream, FrameSession with its decode
-// thread, NVDEC session and video writer thread). A single-input run is one stream on the main
-// thread; several inputs are several streams on threads of their own (app/cli/track_streams.h).
-// Thread rules: run_stream may run on several threads at once, each on its own StreamPlan and
-// StreamResult; the TrackArgs are shared and read only. announce_compute_path() and the
-// InterruptGuard belong to the main thread, before any stream starts.
+// on the calling thread (its own MultiTracker on the GPU context it is given, FrameSession
+// with its decode thread, NVDEC session and video writer thread). A single-input run is one
+// stream on the main thread; several inputs are several streams on threads of their own
+// (app/cli/track_streams.h).
+// Thread rules: run_stream may run on several threads at once, each on its own StreamPlan,
+// StreamResult and GpuContext (one CUDA stream per input at a time); the TrackArgs are shared
+// and read only. announce_compute_path() and the InterruptGuard belong to the main thread,
+// before any stream starts.
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "app/cli/cli_common.h"
+#include "app/gpu/gpu_context.h"
 #include "app/io/async_video.h"
 #include "app/io/frame_source.h"
 #include "app/io/video_writer.h"
@@ -76,8 +79,10 @@ struct StreamResult {
 // Runs one stream: opens its outputs, the tracker and the input, tracks every frame, completes
 // the outputs and fills *result. Messages go to stderr as "corrtrack track: ..." (with the
 // stream's name in brackets when it has one). Progress goes to stderr only for an unnamed
-// stream. Returns the stream's exit code (also in result->exit_code).
-int run_stream(const TrackArgs& args, const StreamPlan& plan, const std::string& kernel, StreamResult* result);
+// stream. The tracker works in `gpu` (the caller's, made before and destroyed after the call;
+// no other thread uses it meanwhile). Returns the stream's exit code (also in result->exit_code).
+int run_stream(const TrackArgs& args, const StreamPlan& plan, const std::string& kernel, const GpuContext& gpu,
+               StreamResult* result);
 
 // The summary of a single-input run on stdout (unchanged since before several streams).
 void print_stream_summary(const TrackArgs& args, const StreamPlan& plan, const std::string& kernel,

@@ -17,6 +17,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/interrupt.h"
+#include "app/gpu/gpu_context.h"
 #include "app/io/output_file.h"
 #include "app/io/result_writers.h"
 
@@ -195,9 +196,15 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
     std::atomic<std::size_t> next{0}, running{0}, done{0}, workers_left{0};
     const auto t_start = std::chrono::steady_clock::now();
 
+    // One GPU context per worker, made here before any thread starts and destroyed after every
+    // thread has joined: each input tracks on the compute stream of its worker's context (one
+    // CUDA stream per input at a time, as the README promises), so streams never wait on one
+    // another's kernels; a worker's streams run one after another and reuse its context.
+    std::vector<std::unique_ptr<GpuContext>> contexts;
+    for (std::size_t j = 0; j < jobs; ++j) contexts.push_back(std::make_unique<GpuContext>());
     // Each worker tracks streams one after another; with jobs == n each tracks one. A stream's
     // failure stays in its result: the others go on.
-    auto work = [&] {
+    auto work = [&](const GpuContext& gpu) {
         for (;;) {
             if (stop.load()) return;  // a signal: streams not started yet stay so
             const std::size_t i = next.fetch_add(1);
@@ -205,7 +212,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
             ++running;
             StreamResult& r = *results[i];
             try {
-                run_stream(a, plans[i], kernel, &r);
+                run_stream(a, plans[i], kernel, gpu, &r);
             } catch (const std::exception& e) {
                 r.error = e.what();
                 r.status = "failed";
@@ -216,13 +223,13 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
             ++done;
         }
     };
-    auto worker = [&] {
-        work();
+    auto worker = [&](std::size_t j) {
+        work(*contexts[j]);
         --workers_left;
     };
     workers_left = jobs;
     std::vector<std::thread> threads;
-    for (std::size_t j = 0; j < jobs; ++j) threads.emplace_back(worker);
+    for (std::size_t j = 0; j < jobs; ++j) threads.emplace_back(worker, j);
     auto t_progress = t_start;
     while (workers_left.load() > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));

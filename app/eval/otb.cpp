@@ -188,7 +188,7 @@ std::vector<BoxF> sre_starts(const BoxF& first, int count, Size frame) {
 }
 
 bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth, const TrackerOptions& options,
-                  int count, std::vector<SequenceRun>* runs, std::string* error) {
+                  const GpuContext& gpu, int count, std::vector<SequenceRun>* runs, std::string* error) {
     const auto first = std::find_if(truth.begin(), truth.end(), [](const auto& b) { return b.has_value(); });
     if (first == truth.end()) {
         *error = seq.name + ": ground truth has no visible target";
@@ -229,7 +229,7 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
                 run.boxes.push_back(starts[k]);
                 run.lost.push_back(0);
             } else if (index == start) {
-                trackers.push_back(std::make_unique<Tracker>(tracking));
+                trackers.push_back(std::make_unique<Tracker>(tracking, gpu));
                 std::string why;
                 if (!trackers.back()->init(f->luma_view(), starts[k], &why)) {
                     *error = seq.name + ": " + why;
@@ -251,7 +251,7 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
             }
         }
         if (index == start && trackers.size() == 1 && trackers.front()->on_gpu() && f->has_host_luma())
-            uploader = std::make_unique<FrameUploader>();
+            uploader = std::make_unique<FrameUploader>(gpu);
         ++index;
         if (slot >= 0)
             while (!uploader->copied(slot)) std::this_thread::yield();  // long done: a frame ago
@@ -266,11 +266,13 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
     return true;
 }
 
-bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, SequenceMetrics* metrics,
-                       std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error, int sre_runs) {
+bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, const GpuContext& gpu,
+                       SequenceMetrics* metrics, std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error,
+                       int sre_runs) {
     std::vector<std::optional<BoxF>> truth;
     std::vector<SequenceRun> runs;
-    if (!load_groundtruth(seq.groundtruth, &truth, error) || !run_sequence(seq, truth, options, sre_runs, &runs, error))
+    if (!load_groundtruth(seq.groundtruth, &truth, error) ||
+        !run_sequence(seq, truth, options, gpu, sre_runs, &runs, error))
         return false;
     std::vector<SequenceMetrics> per_run;
     double ms = 0;

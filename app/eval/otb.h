@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gpu/gpu_context.h"
 #include "app/track/options.h"
 #include "app/track/types.h"
 #include "corrtrack/image.h"
@@ -71,8 +72,9 @@ struct SequenceRun {
 
 // Decodes the sequence once and runs `count` trackers from the first frame with ground truth:
 // the first from the true box (OTB's one-pass evaluation), the others from sre_starts().
+// The trackers work in `gpu` (one thread's context: see app/gpu/gpu_context.h).
 bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>>& truth, const TrackerOptions& options,
-                  int count, std::vector<SequenceRun>* runs, std::string* error);
+                  const GpuContext& gpu, int count, std::vector<SequenceRun>* runs, std::string* error);
 
 // OTB's spatial robustness evaluation (SRE): the first box, then up to 12 perturbed copies
 // (shifted by 10% of its size in 8 directions, scaled by 0.8, 0.9, 1.1, 1.2), each kept
@@ -83,7 +85,8 @@ std::vector<BoxF> sre_starts(const BoxF& first, int count, Size frame);
 // (sre_runs runs, see run_sequence) and scores the boxes, averaged over the runs (fps =
 // tracker updates per second of update time). *boxes gets the one-pass run's boxes and
 // *truth_rows the ground truth's row count (the CLI warns when it differs from the frames).
-bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, SequenceMetrics* metrics,
-                       std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error, int sre_runs = 1);
+bool evaluate_sequence(const SequenceInfo& seq, const TrackerOptions& options, const GpuContext& gpu,
+                       SequenceMetrics* metrics, std::vector<BoxF>* boxes, std::size_t* truth_rows, std::string* error,
+                       int sre_runs = 1);
 
 }  // namespace corrtrack

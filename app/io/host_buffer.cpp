@@ -8,9 +8,11 @@
 #include <utility>
 
 #include "corrtrack/correlator.h"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
 
+HostBuffer::HostBuffer() = default;
 HostBuffer::~HostBuffer() { release(); }
 
 HostBuffer::HostBuffer(const HostBuffer& other) { *this = other; }
@@ -30,19 +32,18 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
-    pinned_ = std::exchange(other.pinned_, false);
+    pinned_ = std::move(other.pinned_);
     return *this;
 }
 
 void HostBuffer::release() {
     if (!data_) return;
     if (pinned_)
-        cudaFreeHost(data_);
+        pinned_.reset();
     else
         std::free(data_);
     data_ = nullptr;
     size_ = capacity_ = 0;
-    pinned_ = false;
 }
 
 void HostBuffer::resize(std::size_t size) {
@@ -52,16 +53,17 @@ void HostBuffer::resize(std::size_t size) {
     }
     // Growing keeps no contents: frames are rewritten whole after a resize.
     release();
-    void* p = nullptr;
-    if (cuda_available() && cudaHostAlloc(&p, size, cudaHostAllocPortable) == cudaSuccess) {
-        pinned_ = true;
-    } else {
-        cudaGetLastError();  // a failed pinned allocation falls back to pageable memory
-        p = std::malloc(size);
-        if (!p) throw std::bad_alloc();
-        pinned_ = false;
+    if (cuda_available()) {
+        auto pinned = std::make_unique<PinnedBuffer<std::uint8_t>>(cudaHostAllocPortable);
+        if (pinned->try_ensure(size)) {  // a failed pinned allocation falls back to pageable memory
+            data_ = pinned->get();
+            pinned_ = std::move(pinned);
+        }
     }
-    data_ = static_cast<std::uint8_t*>(p);
+    if (!data_) {
+        data_ = static_cast<std::uint8_t*>(std::malloc(size));
+        if (!data_) throw std::bad_alloc();
+    }
     size_ = capacity_ = size;
 }
 

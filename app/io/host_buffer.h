@@ -1,17 +1,22 @@
-// Byte buffers for decoded frames: page-locked (cudaHostAlloc) when a GPU is present, so that
-// the tracker's cudaMemcpy2DAsync from a frame slot is a true asynchronous DMA; plain heap
-// memory otherwise. Memory only grows: resize() to a size already held never reallocates.
+// Byte buffers for decoded frames: page-locked (a portable PinnedBuffer, corrtrack/cuda_util.h)
+// when a GPU is present, so that the tracker's cudaMemcpy2DAsync from a frame slot is a true
+// asynchronous DMA; plain heap memory otherwise, or where pinned memory cannot be had. Memory
+// only grows: resize() to a size already held never reallocates.
 // Thread rules: a plain value type; one thread uses a buffer at a time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace corrtrack {
 
+template <typename T>
+class PinnedBuffer;
+
 class HostBuffer {
 public:
-    HostBuffer() = default;
+    HostBuffer();
     ~HostBuffer();
     HostBuffer(const HostBuffer& other);
     HostBuffer& operator=(const HostBuffer& other);  // reuses this buffer's memory if it fits
@@ -26,7 +31,7 @@ public:
     const std::uint8_t* data() const { return data_; }
     std::size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
-    bool pinned() const { return pinned_; }
+    bool pinned() const { return pinned_ != nullptr; }
     std::uint8_t& operator[](std::size_t i) { return data_[i]; }
     const std::uint8_t& operator[](std::size_t i) const { return data_[i]; }
     std::uint8_t* begin() { return data_; }
@@ -36,9 +41,9 @@ public:
 
 private:
     void release();
-    std::uint8_t* data_ = nullptr;
+    std::uint8_t* data_ = nullptr;  // pinned_'s memory, or malloc'd
     std::size_t size_ = 0, capacity_ = 0;
-    bool pinned_ = false;
+    std::unique_ptr<PinnedBuffer<std::uint8_t>> pinned_;  // held while data_ is pinned
 };
 
 }  // namespace corrtrack

@@ -16,6 +16,8 @@ extern "C" {
 #include <libavutil/hwcontext_cuda.h>
 }
 #include <cuda_runtime.h>
+
+#include "corrtrack/cuda_util.h"
 #else
 #define CORRTRACK_HAVE_AV_CUDA 0
 #endif
@@ -74,7 +76,7 @@ AVBufferRef* open_cuda_device(Stream stream, std::string* why) {
         return nullptr;
     }
     int ordinal = 0;
-    e = stream ? cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &ordinal) : cudaGetDevice(&ordinal);
+    e = stream ? cudaStreamGetDevice(as_cuda(stream), &ordinal) : cudaGetDevice(&ordinal);
     if (e != cudaSuccess) {
         *why = std::string("cannot find the CUDA stream's device: ") + cudaGetErrorString(e);
         cudaGetLastError();

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "app/pipeline/frame_upload.h"
+#include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
 namespace {
@@ -128,7 +129,7 @@ bool FrameSession::next(SessionFrame* out) {
 void FrameSession::upload(SessionFrame& f) {
     if (f.device_slot >= 0 || !f.frame || !f.frame->has_host_luma() || !tracker_.on_gpu()) return;
     // Three device frames: the one being copied, the one being tracked and one spare.
-    if (!uploader_) uploader_ = std::make_unique<FrameUploader>(3);
+    if (!uploader_) uploader_ = std::make_unique<FrameUploader>(tracker_.gpu(), 3);
     f.device_slot = uploader_->upload(*f.frame);
 }
 
@@ -138,7 +139,7 @@ bool FrameSession::copied(const SessionFrame& f) const {
 
 ImageView FrameSession::host_luma_of(const Frame& f, bool* ready) {
     if (!*ready) {
-        const auto stream = static_cast<cudaStream_t>(stream_);
+        const auto stream = as_cuda(stream_);
         host_luma_.resize(static_cast<std::size_t>(f.width) * f.height);
         cudaError_t err = cudaMemcpy2DAsync(host_luma_.data(), f.width, f.device.data, f.device.pitch, f.width,
                                             f.height, cudaMemcpyDeviceToHost, stream);

@@ -8,6 +8,9 @@
 // keeps one frame of look-ahead, so frame n's copy overlaps tracking of n-1), or advance() and
 // track_current() on the session's current frame, which stays valid for display and new
 // targets until the next advance() (the GUI, one frame when it is due).
+// The session works in its tracker's GPU context (MultiTracker::gpu()), so the two cannot
+// disagree: NVDEC decodes on the tracker's stream (the compute stream) and host frames are
+// copied on the context's copy stream.
 // Thread rules: one thread (the tracker's) drives a session and its tracker; the pipeline's
 // decode thread is the only other thread and shares only the slot ring with it.
 #pragma once
@@ -72,7 +75,8 @@ struct SessionFrame {
 class FrameSession {
 public:
     // Opens options.source matched to the tracker (see match_source_to_tracker). nullptr on
-    // failure with a message for the user in *error. `tracker` must outlive the session.
+    // failure with a message for the user in *error. `tracker` (and so its GPU context) must
+    // outlive the session.
     static std::unique_ptr<FrameSession> open(MultiTracker& tracker, const SessionOptions& options, std::string* error);
     // A source opened by the caller (tests: fake sources); only slots, live_slots and
     // source.cuda_stream of `options` apply.

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "corrtrack/cuda_util.h"
 
@@ -16,10 +17,9 @@ struct FrameUploader::Slot {
     cudaEvent_t consumed = nullptr;  // recorded on the consumer's stream after its last use
 };
 
-FrameUploader::FrameUploader(int depth) : slots_(static_cast<std::size_t>(std::max(depth, 2))) {
-    cudaStream_t s = nullptr;
-    CORRTRACK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    stream_ = s;
+FrameUploader::FrameUploader(const GpuContext& gpu, int depth)
+    : slots_(static_cast<std::size_t>(std::max(depth, 2))), stream_(gpu.copy()) {
+    if (!gpu.available()) throw std::logic_error("FrameUploader needs a GPU context with a GPU");
     for (Slot& slot : slots_) {
         CORRTRACK_CUDA(cudaEventCreate(&slot.start));
         CORRTRACK_CUDA(cudaEventCreate(&slot.copied));
@@ -28,20 +28,19 @@ FrameUploader::FrameUploader(int depth) : slots_(static_cast<std::size_t>(std::m
 }
 
 FrameUploader::~FrameUploader() {
-    cudaStreamSynchronize(as_cuda(stream_));
+    cudaStreamSynchronize(as_cuda(stream_));  // queued copies still target our slots
     for (Slot& slot : slots_) {
         cudaEventSynchronize(slot.consumed);
         cudaFree(slot.data);
         for (cudaEvent_t e : {slot.start, slot.copied, slot.consumed}) cudaEventDestroy(e);
     }
-    cudaStreamDestroy(as_cuda(stream_));
 }
 
 int FrameUploader::upload(const Frame& frame) {
     const int index = next_;
     next_ = (next_ + 1) % static_cast<int>(slots_.size());
     Slot& slot = slots_[static_cast<std::size_t>(index)];
-    const cudaStream_t s = as_cuda(stream_);
+    const auto s = as_cuda(stream_);
     // The copy stream must not overwrite a device frame a consumer still reads: it waits for
     // the consumer's mark on the device, never on the host.
     // (An event never recorded makes this a no-op.)
@@ -69,8 +68,7 @@ bool FrameUploader::copied(int slot) const {
 
 ImageView FrameUploader::device_view(int index, Stream consumer) {
     Slot& slot = slots_.at(static_cast<std::size_t>(index));
-    const cudaStream_t c = as_cuda(consumer);
-    CORRTRACK_CUDA(cudaStreamWaitEvent(c, slot.copied, 0));
+    CORRTRACK_CUDA(cudaStreamWaitEvent(as_cuda(consumer), slot.copied, 0));
     return {slot.data, slot.size.width, slot.size.height, slot.pitch, MemorySpace::kDevice};
 }
 

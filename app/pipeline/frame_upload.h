@@ -1,12 +1,14 @@
-// Copies decoded frames from their pinned host slots into a small ring of device frames on a
-// copy stream of its own, so that copying frame n overlaps the kernels on frame n-1 (and the
+// Copies decoded frames from their pinned host slots into a small ring of device frames on the
+// GPU context's copy stream, so that copying frame n overlaps the kernels on frame n-1 (and the
 // decode thread already works on frame n+1). Each copy records an event: the consumer's stream
 // waits on it (no host wait), and the host slot goes back to the decoder once it has fired.
-// Thread rules: one thread (the tracker's) drives an uploader. Construct only with a GPU.
+// Thread rules: one thread (the tracker's) drives an uploader and queues the copy stream's work.
+// Construct only with a context that has a GPU; the context outlives the uploader.
 #pragma once
 
 #include <vector>
 
+#include "app/gpu/gpu_context.h"
 #include "app/io/frame.h"
 
 namespace corrtrack {
@@ -14,7 +16,7 @@ namespace corrtrack {
 class FrameUploader {
 public:
     // depth: device frames in flight (>= 2: the one being copied and the one being tracked).
-    explicit FrameUploader(int depth = 3);
+    explicit FrameUploader(const GpuContext& gpu, int depth = 3);
     ~FrameUploader();
     FrameUploader(const FrameUploader&) = delete;
     FrameUploader& operator=(const FrameUploader&) = delete;
@@ -37,7 +39,7 @@ private:
     struct Slot;
     std::vector<Slot> slots_;
     int next_ = 0;
-    Stream stream_ = nullptr;  // the copy stream
+    Stream stream_ = nullptr;  // the context's copy stream (not ours)
 };
 
 }  // namespace corrtrack

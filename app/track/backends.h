@@ -13,8 +13,9 @@ namespace corrtrack {
 
 // `kernel` names a CPU kernel (cpu_fast, cpu_ref, cpu_opencv).
 std::unique_ptr<SearchBackend> make_cpu_search(const std::string& kernel, std::string* error);
-// `kernel` names a CUDA kernel or auto.
-std::unique_ptr<SearchBackend> make_gpu_search(const std::string& kernel, std::string* error);
+// `kernel` names a CUDA kernel or auto; the backend runs on gpu.compute() (nullptr + *error
+// when the context has no GPU).
+std::unique_ptr<SearchBackend> make_gpu_search(const std::string& kernel, const GpuContext& gpu, std::string* error);
 
 // find_peak on the map minus the motion penalty (zero at the centre, `weight` at the edge),
 // with score and sub-pixel offset from the raw map: a distractor must beat the target by

@@ -319,26 +319,26 @@ void for_each_pixel_batch(const std::vector<Item>& items, const Item* on_device,
 
 }  // namespace
 
-void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream,
+void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, Stream stream,
                              const GradientItem* on_device) {
     for_each_pixel_batch(items, on_device, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
-        gradient_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(atlas, batch);
+        gradient_kernel<<<grid, block, 0, as_cuda(stream)>>>(atlas, batch);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }
 
-void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream, const BlendItem* on_device) {
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, Stream stream, const BlendItem* on_device) {
     for_each_batch(items, on_device, [&](const Batch<BlendItem>& batch, int count, std::size_t first) {
         std::size_t longest = 0;
         for (std::size_t k = first; k < first + count; ++k) longest = std::max(longest, items[k].count);
         if (longest == 0) return;
         const int blocks = static_cast<int>(std::min<std::size_t>((longest + 255) / 256, 64));
-        blend_kernel<<<dim3(blocks, count), 256, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch);
+        blend_kernel<<<dim3(blocks, count), 256, 0, as_cuda(stream)>>>(maps, batch);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }
 
-void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, void* stream) {
+void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, Stream stream) {
     if (levels.empty()) return;
     if (levels.size() > static_cast<std::size_t>(kMaxLevelsPerBuild))
         throw std::invalid_argument("launch_build_levels: more levels than one launch builds");
@@ -365,22 +365,22 @@ void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, 
     if (count == 0) return;
     const dim3 block(32, 8);
     const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
-    build_levels_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(chain, builds);
+    build_levels_kernel<<<grid, block, 0, as_cuda(stream)>>>(chain, builds);
     CORRTRACK_CUDA_LAUNCHED();
 }
 
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
-                           void* stream, const SampleItem* on_device) {
+                           Stream stream, const SampleItem* on_device) {
     for_each_pixel_batch(items, on_device, [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
-        sample_patches_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(levels, batch, dst);
+        sample_patches_kernel<<<grid, block, 0, as_cuda(stream)>>>(levels, batch, dst);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }
 
-void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream,
+void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, Stream stream,
                          const PeakItem* on_device) {
     for_each_batch(items, on_device, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
-        ranked_peaks_kernel<<<count, kPeakThreads, 0, static_cast<cudaStream_t>(stream)>>>(maps, batch, out + first);
+        ranked_peaks_kernel<<<count, kPeakThreads, 0, as_cuda(stream)>>>(maps, batch, out + first);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }

@@ -75,18 +75,18 @@ struct LevelBuild {
     Rect region;
     int depth = 1;  // 1 .. kMaxLevelsPerBuild levels below base
 };
-void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, void* stream);
+void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, Stream stream);
 
 // The launchers below take every item of a search in one launch when `on_device` holds the same
 // items in device memory (queued there before the launch); without it they launch once per
 // kMaxItemsPerLaunch items, passed by value (cheaper for the few items of a few targets).
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
-                           void* stream, const SampleItem* on_device = nullptr);
-void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, void* stream,
+                           Stream stream, const SampleItem* on_device = nullptr);
+void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, Stream stream,
                              const GradientItem* on_device = nullptr);
-void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, void* stream,
+void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, Stream stream,
                        const BlendItem* on_device = nullptr);
-void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, void* stream,
+void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, Stream stream,
                          const PeakItem* on_device = nullptr);
 
 }  // namespace corrtrack

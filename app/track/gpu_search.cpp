@@ -1,12 +1,12 @@
-// The GPU search backend: one stream; per search, the rows of a host frame and the regions of
-// the pyramid levels that the requests read (not the whole frame), every patch sampled into
-// one atlas (grouped by template size, each group's patches in slots of its largest patch),
-// one batched correlation launch per template size where the kernel has a batched form (else
-// one launch per patch), and the motion-penalised peaks of all maps in one launch that writes
-// them straight into mapped pinned memory: the one wait of a search is an event after that
-// launch. With many targets the launches read their items from mapped memory too, so a
-// search is O(template sizes) launches however many targets. The maps come to the host only
-// when map() asks for them.
+// The GPU search backend, on its GPU context's compute stream: per search, the rows of a host
+// frame and the regions of the pyramid levels that the requests read (not the whole frame),
+// every patch sampled into one atlas (grouped by template size, each group's patches in slots
+// of its largest patch), one batched correlation launch per template size where the kernel
+// has a batched form (else one launch per patch), and the motion-penalised peaks of all maps
+// in one launch that writes them straight into mapped pinned memory (PinnedBuffer with
+// cudaHostAllocMapped): the one wait of a search is an event after that launch. With many
+// targets the launches read their items from device memory, so a search is O(template sizes)
+// launches however many targets. The maps come to the host only when map() asks for them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,28 +28,9 @@
 namespace corrtrack {
 namespace {
 
-// Pinned host memory that only grows (copies from the device land here asynchronously). Mapped
-// (cudaHostAllocMapped), kernels write it directly through `device`: no copy call, no copy
-// on the stream.
-template <typename T>
-struct PinnedArray {
-    T* ptr = nullptr;
-    T* device = nullptr;  // the device's alias of ptr (mapped memory)
-    std::size_t capacity = 0;
-    ~PinnedArray() { cudaFreeHost(ptr); }
-    T* ensure(std::size_t count) {
-        if (count > capacity) {
-            cudaFreeHost(ptr);
-            ptr = nullptr;
-            device = nullptr;
-            CORRTRACK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&ptr), count * sizeof(T),
-                                         cudaHostAllocDefault | cudaHostAllocMapped));
-            CORRTRACK_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), ptr, 0));
-            capacity = count;
-        }
-        return ptr;
-    }
-};
+// Host memory kernels write straight into (mapped pinned memory: no copy call, no copy on the
+// stream), grown like every buffer here.
+constexpr unsigned kMapped = cudaHostAllocMapped;
 
 // Many targets: a launcher's items also go to device memory (one copy from pinned memory,
 // queued before the launch), so that one launch takes them all; few items go by value in the
@@ -58,13 +39,14 @@ struct PinnedArray {
 // the stream has passed the copy: a search waits for its peaks, sample() for its last call.
 template <typename T>
 struct StagedItems {
-    PinnedArray<T> host;
+    PinnedBuffer<T> host;
     DeviceBuffer<T> device;
-    const T* stage(const std::vector<T>& items, cudaStream_t stream) {
+    const T* stage(const std::vector<T>& items, Stream stream) {
         if (items.size() <= static_cast<std::size_t>(kMaxItemsPerLaunch)) return nullptr;
-        std::copy(items.begin(), items.end(), host.ensure(items.size()));
+        T* h = host.ensure(items.size());
+        std::copy(items.begin(), items.end(), h);
         T* d = device.ensure(items.size());
-        CORRTRACK_CUDA(cudaMemcpyAsync(d, host.ptr, items.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+        CORRTRACK_CUDA(cudaMemcpyAsync(d, h, items.size() * sizeof(T), cudaMemcpyHostToDevice, as_cuda(stream)));
         return d;
     }
 };
@@ -80,9 +62,9 @@ bool env_on(const char* name) {
 
 class GpuSearch final : public SearchBackend {
 public:
-    GpuSearch(std::string kernel, std::unique_ptr<Correlator> probe)
-        : kernel_(std::move(kernel)), probe_(std::move(probe)) {
-        CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // `stream`: the GPU context's compute stream (the context outlives this backend).
+    GpuSearch(std::string kernel, std::unique_ptr<Correlator> probe, Stream stream)
+        : kernel_(std::move(kernel)), probe_(std::move(probe)), stream_(stream) {
         for (cudaEvent_t* e : {&begin_, &sampled_, &correlated_, &peaked_}) CORRTRACK_CUDA(cudaEventCreate(e));
         CORRTRACK_CUDA(cudaEventCreateWithFlags(&samples_ready_, cudaEventDisableTiming));
         CORRTRACK_CUDA(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming));
@@ -93,12 +75,11 @@ public:
         stats_ = env_on("CORRTRACK_GPU_SEARCH_STATS");
     }
     ~GpuSearch() override {
-        if (stream_) cudaStreamSynchronize(stream_);  // queued copies still target our buffers
+        cudaStreamSynchronize(as_cuda(stream_));  // queued copies still target our buffers
         if (stats_) counters_.print(stderr);
         cudaFree(frame_);
         for (cudaEvent_t e : {begin_, sampled_, correlated_, peaked_, samples_ready_, uploaded_, searched_})
             cudaEventDestroy(e);
-        cudaStreamDestroy(stream_);
     }
 
     bool on_gpu() const override { return true; }
@@ -172,13 +153,13 @@ public:
             // and a wait (only heatmaps and tests ask; the device maps stay until the same
             // pass of the next frame).
             ps.host_maps.ensure(ps.floats);
-            CORRTRACK_CUDA(cudaMemcpyAsync(ps.host_maps.ptr, ps.maps.get(), ps.floats * sizeof(float),
-                                           cudaMemcpyDeviceToHost, stream_));
-            CORRTRACK_CUDA(cudaStreamSynchronize(stream_));
+            CORRTRACK_CUDA(cudaMemcpyAsync(ps.host_maps.get(), ps.maps.get(), ps.floats * sizeof(float),
+                                           cudaMemcpyDeviceToHost, as_cuda(stream_)));
+            CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(stream_)));
             ps.host_maps_valid = true;
         }
         const Item& it = ps.items[ps.slot_of_request[i]];
-        return {ps.host_maps.ptr + it.map_offset, it.out.width, it.out.height,
+        return {ps.host_maps.get() + it.map_offset, it.out.width, it.out.height,
                 static_cast<std::size_t>(it.slot_out.width)};
     }
     MapView device_map(int pass, std::size_t i) const override {
@@ -195,7 +176,7 @@ public:
             CORRTRACK_CUDA(cudaEventSynchronize(samples_ready_));
             samples_pending_ = false;
         }
-        return host_samples_.ptr + sample_offsets_.at(i);
+        return host_samples_.get() + sample_offsets_.at(i);
     }
 
     void forget(std::uint64_t key) override {
@@ -246,7 +227,7 @@ private:
 
     std::string kernel_;
     std::unique_ptr<Correlator> probe_;
-    cudaStream_t stream_ = nullptr;
+    Stream stream_ = nullptr;  // the GPU context's compute stream (not ours)
     cudaEvent_t begin_ = nullptr, sampled_ = nullptr, correlated_ = nullptr, peaked_ = nullptr;
     cudaEvent_t samples_ready_ = nullptr;
     cudaEvent_t searched_ = nullptr;  // the end of an untimed search
@@ -261,19 +242,19 @@ private:
     bool eager_maps_ = false, copy_peaks_ = false, full_upload_ = false, stats_ = false;
     DeviceBuffer<std::uint8_t> atlas_;
     DeviceBuffer<RankedPeak> peaks_;
-    PinnedArray<RankedPeak> host_peaks_;
+    PinnedBuffer<RankedPeak> host_peaks_{kMapped};
     // Each pass (tracking, re-detection) keeps its maps until the same pass of the next frame.
     struct Pass {
         std::vector<Item> items;
         std::vector<std::size_t> slot_of_request;
         DeviceBuffer<float> maps;
         std::size_t floats = 0;
-        mutable PinnedArray<float> host_maps;
+        mutable PinnedBuffer<float> host_maps{kMapped};
         mutable bool host_maps_valid = false;
     };
     Pass passes_[2];
     DeviceBuffer<std::uint8_t> samples_;
-    PinnedArray<std::uint8_t> host_samples_;
+    PinnedBuffer<std::uint8_t> host_samples_{kMapped};
     std::vector<std::size_t> sample_offsets_;
     bool samples_pending_ = false;
     std::map<std::pair<int, int>, Group> groups_;
@@ -398,7 +379,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     ps.floats = floats;
     ps.host_maps_valid = false;
     RankedPeak* host_peaks = host_peaks_.ensure(items.size());
-    RankedPeak* peaks = copy_peaks_ ? peaks_.ensure(items.size()) : host_peaks_.device;
+    RankedPeak* peaks = copy_peaks_ ? peaks_.ensure(items.size()) : host_peaks_.device();
     float* host_maps = keep_maps_ && eager_maps_ ? ps.host_maps.ensure(floats) : nullptr;
 
     // Stage events only where a split is wanted: each timed record costs about a us of host time.
@@ -406,7 +387,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     cudaEvent_t done = timed ? peaked_ : searched_;
     auto record = [&](cudaEvent_t e) {
         StatClock clock(stat(&GpuSearchStats::event_ms));
-        if (timed) CORRTRACK_CUDA(cudaEventRecord(e, stream_));
+        if (timed) CORRTRACK_CUDA(cudaEventRecord(e, as_cuda(stream_)));
     };
     record(begin_);
     prepare_levels(sample_items_, sample_margins_);
@@ -428,13 +409,14 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         launch_ranked_peaks(maps, peak_items_, peaks, stream_, staged_.peaks.stage(peak_items_, stream_));
     }
     if (copy_peaks_)
-        CORRTRACK_CUDA(
-            cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost, stream_));
+        CORRTRACK_CUDA(cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
+                                       as_cuda(stream_)));
     if (host_maps) {
-        CORRTRACK_CUDA(cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+        CORRTRACK_CUDA(
+            cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, as_cuda(stream_)));
         ps.host_maps_valid = true;
     }
-    CORRTRACK_CUDA(cudaEventRecord(done, stream_));
+    CORRTRACK_CUDA(cudaEventRecord(done, as_cuda(stream_)));
     // The one wait of a search: the policy's next step depends on these peaks.
     counters_.mark(GpuSearchStats::kWait);
     CORRTRACK_CUDA(cudaEventSynchronize(done));
@@ -544,7 +526,7 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
     if (prepare_levels(sample_items_, {}) > 0) {
         // Rows the search did not upload (a patch outside every searched window): the host
         // frame may be reused once the caller returns, so this copy is waited for (rare).
-        CORRTRACK_CUDA(cudaEventRecord(uploaded_, stream_));
+        CORRTRACK_CUDA(cudaEventRecord(uploaded_, as_cuda(stream_)));
         CORRTRACK_CUDA(cudaEventSynchronize(uploaded_));
         ++counters_.late_uploads;
     }
@@ -553,25 +535,29 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
     if (copy_peaks_) {
         std::uint8_t* dev = samples_.ensure(total);
         launch_sample_patches(pyramid_.levels(), sample_items_, dev, stream_, staged);
-        CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
+        CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, as_cuda(stream_)));
     } else {
-        launch_sample_patches(pyramid_.levels(), sample_items_, host_samples_.device, stream_, staged);
+        launch_sample_patches(pyramid_.levels(), sample_items_, host_samples_.device(), stream_, staged);
     }
-    CORRTRACK_CUDA(cudaEventRecord(samples_ready_, stream_));
+    CORRTRACK_CUDA(cudaEventRecord(samples_ready_, as_cuda(stream_)));
     samples_pending_ = true;
     counters_.mark(GpuSearchStats::kNone);
 }
 
 }  // namespace
 
-std::unique_ptr<SearchBackend> make_gpu_search(const std::string& kernel, std::string* error) {
+std::unique_ptr<SearchBackend> make_gpu_search(const std::string& kernel, const GpuContext& gpu, std::string* error) {
     std::string why;
     auto probe = make_correlator(kernel, &why);
     if (!probe) {
         if (error) *error = why;
         return nullptr;
     }
-    return std::make_unique<GpuSearch>(kernel, std::move(probe));
+    if (!gpu.available()) {
+        if (error) *error = "kernel " + kernel + " needs a CUDA GPU and this tracker's GPU context has none";
+        return nullptr;
+    }
+    return std::make_unique<GpuSearch>(kernel, std::move(probe), gpu.compute());
 }
 
 }  // namespace corrtrack

@@ -9,10 +9,12 @@
 #include "corrtrack/cuda_util.h"
 
 namespace corrtrack {
-// Device-side state for CUDA kernels: one stream, events around the stages, device copies of
-// the patch and the map, and a pinned host map. Buffers grow only when a shape needs more.
+// Device-side state for CUDA kernels: the context's compute stream, events around the stages,
+// device copies of the patch and the map, and a pinned host map. Buffers grow only when a shape
+// needs more.
 struct Matcher::Gpu {
-    CudaStream stream;
+    explicit Gpu(Stream s) : stream(s) {}
+    Stream stream;
     CudaEvent start, uploaded, correlated, downloaded;
     std::uint8_t* d_patch = nullptr;
     std::size_t patch_pitch = 0;
@@ -20,7 +22,10 @@ struct Matcher::Gpu {
     DeviceBuffer<float> d_map;
     PinnedBuffer<float> h_map;
 
-    ~Gpu() { cudaFree(d_patch); }
+    ~Gpu() {
+        cudaStreamSynchronize(as_cuda(stream));  // queued copies still target our buffers
+        cudaFree(d_patch);
+    }
     void ensure(Size patch, std::size_t map_floats) {
         if (patch.width > patch_capacity.width || patch.height > patch_capacity.height) {
             cudaFree(d_patch);
@@ -33,7 +38,7 @@ struct Matcher::Gpu {
     }
 };
 
-Matcher::Matcher() = default;
+Matcher::Matcher(const GpuContext& gpu) : context_(gpu) {}
 Matcher::~Matcher() = default;
 
 bool Matcher::set_kernel(const std::string& name, std::string* error) {
@@ -43,10 +48,14 @@ bool Matcher::set_kernel(const std::string& name, std::string* error) {
         if (error) *error = why;
         return false;
     }
+    if (k->info().device == Device::kCuda && !context_.available()) {
+        if (error) *error = "kernel " + name + " needs a CUDA GPU and this GPU context has none";
+        return false;
+    }
     kernel_ = std::move(k);
     name_ = name;
     on_gpu_ = kernel_->info().device == Device::kCuda;
-    if (on_gpu_ && !gpu_) gpu_ = std::make_unique<Gpu>();
+    if (on_gpu_ && !gpu_) gpu_ = std::make_unique<Gpu>(context_.compute());
     templ_size_ = {};
     return true;
 }
@@ -55,7 +64,13 @@ std::string Matcher::kernel_summary() const { return kernel_ ? kernel_->info().s
 
 void Matcher::set_template(ImageView templ) {
     templ_size_ = templ.size();
-    kernel_->set_template(templ, on_gpu_ ? gpu_->stream.get() : nullptr);
+    if (!on_gpu_) {
+        kernel_->set_template(templ, nullptr);
+        return;
+    }
+    kernel_->set_template(templ, gpu_->stream);
+    // The stream is shared (the tracker's work may still be queued on it): match() is timed.
+    CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(gpu_->stream)));
 }
 
 MapView Matcher::match(ImageView search, StageTimes* times) {
@@ -74,17 +89,17 @@ MapView Matcher::match(ImageView search, StageTimes* times) {
     }
     Gpu& g = *gpu_;
     g.ensure(search.size(), floats);
-    g.start.record(g.stream.get());
+    g.start.record(g.stream);
     CORRTRACK_CUDA(cudaMemcpy2DAsync(g.d_patch, g.patch_pitch, search.data, search.pitch, search.width, search.height,
-                                     cudaMemcpyHostToDevice, g.stream.cuda()));
-    g.uploaded.record(g.stream.get());
+                                     cudaMemcpyHostToDevice, as_cuda(g.stream)));
+    g.uploaded.record(g.stream);
     const ImageView dev{g.d_patch, search.width, search.height, g.patch_pitch, MemorySpace::kDevice};
     kernel_->run(dev, p, {g.d_map.get(), o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
-                 g.stream.get());
-    g.correlated.record(g.stream.get());
-    CORRTRACK_CUDA(
-        cudaMemcpyAsync(g.h_map.get(), g.d_map.get(), floats * sizeof(float), cudaMemcpyDeviceToHost, g.stream.cuda()));
-    g.downloaded.record(g.stream.get());
+                 g.stream);
+    g.correlated.record(g.stream);
+    CORRTRACK_CUDA(cudaMemcpyAsync(g.h_map.get(), g.d_map.get(), floats * sizeof(float), cudaMemcpyDeviceToHost,
+                                   as_cuda(g.stream)));
+    g.downloaded.record(g.stream);
     g.downloaded.synchronize();
     float upload = 0, correlate = 0;
     cudaEventElapsedTime(&upload, g.start.get(), g.uploaded.get());

@@ -4,7 +4,8 @@
 // GPU backend samples all patches into one atlas, correlates each template size in one
 // batched launch and brings every peak back in one copy. Both sample from the same pyramid
 // with the same arithmetic, so they give the same peaks.
-// Thread rules: one thread drives a backend; it owns its kernels, stream and buffers.
+// Thread rules: one thread drives a backend; it owns its kernels and buffers and works on its
+// GPU context's compute stream.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gpu/gpu_context.h"
 #include "app/track/device_search.h"  // RankedPeak
 #include "app/track/types.h"
 #include "corrtrack/correlator.h"
@@ -75,8 +77,10 @@ public:
     virtual void set_keep_maps(bool host, bool device) = 0;
 };
 
-// "auto" picks the fastest CUDA kernel with a GPU, else cpu_fast. nullptr + *error when the
-// kernel is unknown or cannot run here.
-std::unique_ptr<SearchBackend> make_search_backend(const std::string& kernel, std::string* error);
+// "auto" picks the fastest CUDA kernel where `gpu` has a GPU, else cpu_fast. nullptr + *error
+// when the kernel is unknown or cannot run here (a CUDA kernel on a context without a GPU). A
+// GPU backend works on gpu.compute(); `gpu` must outlive it.
+std::unique_ptr<SearchBackend> make_search_backend(const std::string& kernel, const GpuContext& gpu,
+                                                   std::string* error);
 
 }  // namespace corrtrack

@@ -24,15 +24,27 @@ std::string resolve_kernel_name(const std::string& name) {
     return "cpu_fast";
 }
 
-std::unique_ptr<SearchBackend> make_search_backend(const std::string& kernel, std::string* error) {
-    const std::string resolved = resolve_kernel_name(kernel);
+namespace {
+
+// "auto" in a context without a GPU (GpuUse::kNone on a machine with one) is the CPU's choice.
+std::string resolve_kernel_in(const std::string& kernel, const GpuContext& gpu) {
+    return kernel == "auto" && !gpu.available() ? "cpu_fast" : resolve_kernel_name(kernel);
+}
+
+}  // namespace
+
+std::unique_ptr<SearchBackend> make_search_backend(const std::string& kernel, const GpuContext& gpu,
+                                                   std::string* error) {
+    const std::string resolved = resolve_kernel_in(kernel, gpu);
     const KernelEntry* e = find_kernel(resolved);
-    if (e && e->device == Device::kCuda) return make_gpu_search(resolved, error);
+    if (e && e->device == Device::kCuda) return make_gpu_search(resolved, gpu, error);
     return make_cpu_search(resolved, error);
 }
 
 struct MultiTracker::Impl {
-    std::string kernel_name;  // as asked
+    std::unique_ptr<GpuContext> own_gpu;  // made when the caller gave none
+    const GpuContext* gpu = nullptr;      // the backend's streams: outlives the backend
+    std::string kernel_name;              // as asked
     std::unique_ptr<SearchBackend> backend;
     std::vector<std::unique_ptr<Target>> targets;
     std::vector<TrackResult> results;
@@ -70,11 +82,23 @@ struct MultiTracker::Impl {
     }
 };
 
-MultiTracker::MultiTracker(TrackerOptions options) : impl_(std::make_unique<Impl>()), options_(std::move(options)) {
+MultiTracker::MultiTracker(TrackerOptions options, const GpuContext& gpu)
+    : impl_(std::make_unique<Impl>()), options_(std::move(options)) {
+    impl_->gpu = &gpu;
     impl_->kernel_name = options_.kernel;
     impl_->resolve(options_);
 }
-MultiTracker::~MultiTracker() = default;
+MultiTracker::MultiTracker(TrackerOptions options) : impl_(std::make_unique<Impl>()), options_(std::move(options)) {
+    impl_->own_gpu = std::make_unique<GpuContext>();
+    impl_->gpu = impl_->own_gpu.get();
+    impl_->kernel_name = options_.kernel;
+    impl_->resolve(options_);
+}
+MultiTracker::~MultiTracker() {
+    // The backend's queued work and buffers go first, then a context of our own.
+    impl_->backend.reset();
+    impl_->own_gpu.reset();
+}
 
 int MultiTracker::size() const { return static_cast<int>(impl_->targets.size()); }
 
@@ -118,16 +142,17 @@ const std::string& MultiTracker::kernel_name() const { return impl_->kernel_name
 std::string MultiTracker::kernel_summary() const { return impl_->backend ? impl_->backend->kernel_summary() : ""; }
 bool MultiTracker::on_gpu() const {
     if (impl_->backend) return impl_->backend->on_gpu();
-    const KernelEntry* e = find_kernel(resolve_kernel_name(impl_->kernel_name));
-    return e && e->device == Device::kCuda && e->available();
+    const KernelEntry* e = find_kernel(resolve_kernel_in(impl_->kernel_name, *impl_->gpu));
+    return e && e->device == Device::kCuda && e->available() && impl_->gpu->available();
 }
 Stream MultiTracker::stream() const { return impl_->backend ? impl_->backend->stream() : nullptr; }
+const GpuContext& MultiTracker::gpu() const { return *impl_->gpu; }
 int MultiTracker::last_correlation_launches() const { return impl_->launches; }
 long MultiTracker::last_search_positions() const { return impl_->positions; }
 
 bool MultiTracker::set_kernel(const std::string& name, std::string* error) {
     Impl& m = *impl_;
-    auto backend = make_search_backend(name, error);
+    auto backend = make_search_backend(name, *m.gpu, error);
     if (!backend) return false;
     if (m.backend) m.apply_pending();  // learnt before the old backend's buffers go
     m.backend = std::move(backend);
@@ -255,6 +280,7 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
 }
 
 Tracker::Tracker(TrackerOptions options) : multi_(std::move(options)) {}
+Tracker::Tracker(TrackerOptions options, const GpuContext& gpu) : multi_(std::move(options), gpu) {}
 Tracker::~Tracker() = default;
 
 bool Tracker::init(ImageView frame, const BoxF& box, std::string* error) {

@@ -2,13 +2,15 @@
 // window from the box's longer side, a scale search, a template memory, re-detection that
 // must hold before it is taken) over one search backend (search.h: CPU, or GPU with all
 // targets' searches in one batched pass per frame). Targets have stable ids.
-// Thread rules: one thread drives a tracker; it owns its backend, stream and buffers.
+// Thread rules: one thread drives a tracker; it owns its backend and buffers and works on its
+// GPU context's compute stream (no other thread queues work on that context).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "app/gpu/gpu_context.h"
 #include "app/track/options.h"
 #include "app/track/types.h"
 #include "corrtrack/correlator.h"
@@ -24,6 +26,10 @@ namespace corrtrack {
 // pass, on an event; a second pass runs only for targets that lost their match.
 class MultiTracker {
 public:
+    // A GPU kernel runs on gpu.compute(); `gpu` must outlive the tracker (composition roots
+    // make the context first and destroy the tracker before it).
+    MultiTracker(TrackerOptions options, const GpuContext& gpu);
+    // With a GPU context of its own (tests, one-off trackers): the same, owned here.
     explicit MultiTracker(TrackerOptions options);
     ~MultiTracker();
     MultiTracker(const MultiTracker&) = delete;
@@ -51,10 +57,14 @@ public:
     std::string kernel_summary() const;
     bool on_gpu() const;
     // Swaps the kernel (next update). False + *error when unknown or unavailable. A swap
-    // between CPU and GPU kernels changes the stream (nullptr on the CPU).
+    // between CPU and GPU kernels changes stream() (nullptr on the CPU); every GPU kernel
+    // runs on the context's compute stream, which outlives every swap.
     bool set_kernel(const std::string& name, std::string* error);
-    // The stream the GPU path runs on (nullptr on the CPU path): decoders and interop share it.
+    // The stream the GPU path runs on (gpu().compute(); nullptr on the CPU path): decoders and
+    // interop share it.
     Stream stream() const;
+    // The GPU context the tracker works in (its own or the caller's).
+    const GpuContext& gpu() const;
     // The last correlation map of a target's chosen search, in host memory (empty when
     // options.keep_maps is off), and where it lies in the frame. Unknown ids give empty maps.
     MapView last_map(TargetId id) const;
@@ -77,7 +87,8 @@ private:
 // Single-target front end of MultiTracker.
 class Tracker {
 public:
-    explicit Tracker(TrackerOptions options);
+    explicit Tracker(TrackerOptions options);                // a GPU context of its own
+    Tracker(TrackerOptions options, const GpuContext& gpu);  // `gpu` outlives the tracker
     ~Tracker();
     // Checks the box (inside the frame, >= 4x4 px, textured) and builds the template.
     // Returns false with a message in *error when the box cannot be tracked.

@@ -63,6 +63,7 @@ nb::dict eval_otb(const std::string& dataset, std::optional<std::vector<std::str
 
     nb::dict per, failed;
     std::vector<SequenceMetrics> all;
+    const GpuContext gpu;  // every sequence's trackers, one after another
     for (const SequenceInfo& seq : sequences) {
         SequenceMetrics m;
         std::vector<BoxF> boxes;
@@ -70,7 +71,7 @@ nb::dict eval_otb(const std::string& dataset, std::optional<std::vector<std::str
         bool ok;
         {
             nb::gil_scoped_release unlocked;
-            ok = evaluate_sequence(seq, topt, &m, &boxes, &truth_rows, &error);
+            ok = evaluate_sequence(seq, topt, gpu, &m, &boxes, &truth_rows, &error);
             if (ok && results_dir)
                 ok = write_otb_results((std::filesystem::path(*results_dir) / (seq.name + ".txt")).string(), boxes,
                                        &error);

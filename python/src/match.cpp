@@ -64,7 +64,7 @@ public:
             // after whatever wrote the template on the caller's stream.
             DeviceGuard guard(where.device);
             nb::gil_scoped_release unlocked;
-            const cudaStream_t s = static_cast<cudaStream_t>(as_stream(stream));
+            const auto s = as_cuda(as_stream(stream));
             CORRTRACK_CUDA(
                 cudaMemcpy2DAsync(host_.data(), w, t.view.data, t.view.pitch, w, rows, cudaMemcpyDeviceToHost, s));
             CORRTRACK_CUDA(cudaStreamSynchronize(s));

@@ -88,7 +88,7 @@ struct PyTrackResult {
 
 class PyTracker {
 public:
-    explicit PyTracker(const TrackerOptions& options) : tracker_(options) {
+    explicit PyTracker(const TrackerOptions& options) : tracker_(options, gpu_) {
         if (const std::string bad = validate(options); !bad.empty()) throw nb::value_error(bad.c_str());
         // Resolve the kernel now: an unknown one fails here, and on_gpu() is known before add().
         std::string error;
@@ -97,7 +97,7 @@ public:
     ~PyTracker() {
         if (ready_) cudaEventDestroy(ready_);
         if (done_) cudaEventDestroy(done_);
-    }
+    }  // then tracker_, then gpu_ (declared first)
 
     long add(const InArray& frame, BoxTuple box, std::uintptr_t stream) {
         const ImageView view = checked_frame(frame);
@@ -162,18 +162,21 @@ private:
     void after_caller(const ImageView& view, std::uintptr_t stream) {
         if (view.space != MemorySpace::kDevice) return;
         if (!ready_) CORRTRACK_CUDA(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
-        CORRTRACK_CUDA(cudaEventRecord(ready_, static_cast<cudaStream_t>(as_stream(stream))));
-        CORRTRACK_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(tracker_.stream()), ready_, 0));
+        CORRTRACK_CUDA(cudaEventRecord(ready_, as_cuda(as_stream(stream))));
+        CORRTRACK_CUDA(cudaStreamWaitEvent(as_cuda(tracker_.stream()), ready_, 0));
     }
     // The tracker may still read the frame on its stream after returning (template updates are
     // sampled from it): work the caller queues next, reuse of the frame's memory included, waits.
     void before_caller(const ImageView& view, std::uintptr_t stream) {
         if (view.space != MemorySpace::kDevice) return;
         if (!done_) CORRTRACK_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
-        CORRTRACK_CUDA(cudaEventRecord(done_, static_cast<cudaStream_t>(tracker_.stream())));
-        CORRTRACK_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(as_stream(stream)), done_, 0));
+        CORRTRACK_CUDA(cudaEventRecord(done_, as_cuda(tracker_.stream())));
+        CORRTRACK_CUDA(cudaStreamWaitEvent(as_cuda(as_stream(stream)), done_, 0));
     }
 
+    // The Python object is this tracker's composition root: its GPU context is made first and
+    // destroyed last (members go in reverse order), after the tracker that uses its streams.
+    const GpuContext gpu_;
     MultiTracker tracker_;
     cudaEvent_t ready_ = nullptr, done_ = nullptr;
 };

@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 
+#include "app/gpu/gpu_context.h"
 #include "app/pipeline/frame_ring.h"
 #include "arrays.h"
 #include "bindings.h"
@@ -45,8 +46,10 @@ public:
         so.held_frames = slots + 2;
         if (device_output) {
             if (!cuda_available()) throw std::runtime_error("device arrays need a CUDA GPU and none was found");
-            // NVDEC posts its output on this stream; our copies of its surfaces follow it there.
-            CORRTRACK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+            // NVDEC posts its output on the context's compute stream; our copies of its surfaces
+            // follow it there.
+            gpu_ = std::make_unique<GpuContext>();
+            stream_ = gpu_->compute();
             so.decode = mode;
             so.cuda_stream = stream_;
             so.want_host_luma = false;
@@ -62,7 +65,8 @@ public:
             source = FrameSource::open(so, &error);
         }
         if (!source) {
-            destroy_stream();
+            gpu_.reset();
+            stream_ = nullptr;
             raise_os_error(error);
         }
         decode_mode_ = source->decode_mode();
@@ -113,10 +117,11 @@ public:
             dst_view.space == MemorySpace::kHost
                 ? cudaMemcpyDeviceToHost
                 : (src.space == MemorySpace::kHost ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
-        CORRTRACK_CUDA(cudaMemcpy2DAsync(dst, dst_view.pitch, src.data, src.pitch, f.width, f.height, kind, stream_));
+        CORRTRACK_CUDA(
+            cudaMemcpy2DAsync(dst, dst_view.pitch, src.data, src.pitch, f.width, f.height, kind, as_cuda(stream_)));
         if (!copied_) CORRTRACK_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
-        CORRTRACK_CUDA(cudaEventRecord(copied_, stream_));
-        CORRTRACK_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(as_stream(stream)), copied_, 0));
+        CORRTRACK_CUDA(cudaEventRecord(copied_, as_cuda(stream_)));
+        CORRTRACK_CUDA(cudaStreamWaitEvent(as_cuda(as_stream(stream)), copied_, 0));
         // A host slot goes back to the decoder on release(): the upload must have read it. (An
         // NVDEC surface only needs the copy queued before the frame is dropped.)
         if (src.space == MemorySpace::kHost || kind == cudaMemcpyDeviceToHost)
@@ -136,7 +141,9 @@ public:
         }
         if (copied_) cudaEventDestroy(copied_);
         copied_ = nullptr;
-        destroy_stream();
+        // Last: the decoder that posted on the compute stream, and our copies, are gone.
+        stream_ = nullptr;
+        gpu_.reset();
     }
 
     bool closed() const { return !pipeline_; }
@@ -148,17 +155,10 @@ public:
     const std::string& decode_note() const { return decode_note_; }
 
 private:
-    void destroy_stream() {
-        if (stream_) {
-            cudaStreamSynchronize(stream_);
-            cudaStreamDestroy(stream_);
-        }
-        stream_ = nullptr;
-    }
-
+    std::unique_ptr<GpuContext> gpu_;  // device output only; close() destroys it after the pipeline
     std::unique_ptr<FramePipeline> pipeline_;
     const Frame* current_ = nullptr;
-    cudaStream_t stream_ = nullptr;
+    Stream stream_ = nullptr;  // gpu_'s compute stream
     cudaEvent_t copied_ = nullptr;
     std::string decode_mode_, decode_note_;
 };

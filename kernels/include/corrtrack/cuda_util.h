@@ -104,30 +104,76 @@ private:
 };
 
 // Page-locked host memory (cudaHostAlloc), grown like DeviceBuffer: the host end of async copies.
+// `flags` are cudaHostAlloc's: cudaHostAllocMapped also maps it into the device's address space
+// (device() is the alias kernels write through: no copy call, no copy on a stream);
+// cudaHostAllocPortable makes it pinned for every CUDA context. Movable, not copyable.
 template <typename T>
 class PinnedBuffer {
 public:
     explicit PinnedBuffer(unsigned flags = cudaHostAllocDefault) : flags_(flags) {}
-    ~PinnedBuffer() {
-        if (ptr_) cudaFreeHost(ptr_);
-    }
+    ~PinnedBuffer() { release(); }
     PinnedBuffer(const PinnedBuffer&) = delete;
     PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+    PinnedBuffer(PinnedBuffer&& other) noexcept { *this = static_cast<PinnedBuffer&&>(other); }
+    PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
+        if (this == &other) return *this;
+        release();
+        flags_ = other.flags_;
+        ptr_ = other.ptr_;
+        device_ = other.device_;
+        capacity_ = other.capacity_;
+        other.ptr_ = other.device_ = nullptr;
+        other.capacity_ = 0;
+        return *this;
+    }
+    // Grows to `count` elements (contents are not kept); throws on a CUDA error.
     T* ensure(std::size_t count) {
         if (count > capacity_) {
-            if (ptr_) CORRTRACK_CUDA(cudaFreeHost(ptr_));
-            ptr_ = nullptr;
-            CORRTRACK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T), flags_));
+            release();
+            T* p = nullptr;
+            CORRTRACK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&p), count * sizeof(T), flags_));
+            ptr_ = p;  // held from here: freed on a throw below too
             capacity_ = count;
+            if (flags_ & cudaHostAllocMapped)
+                CORRTRACK_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), ptr_, 0));
         }
         return ptr_;
     }
+    // As ensure(), for callers with a fallback: false, holding nothing and with the CUDA error
+    // cleared, where the allocation fails.
+    bool try_ensure(std::size_t count) noexcept {
+        if (count <= capacity_) return true;
+        release();
+        T* p = nullptr;
+        T* d = nullptr;
+        if (cudaHostAlloc(reinterpret_cast<void**>(&p), count * sizeof(T), flags_) != cudaSuccess) p = nullptr;
+        if (p && (flags_ & cudaHostAllocMapped) &&
+            cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), p, 0) != cudaSuccess) {
+            cudaFreeHost(p);
+            p = nullptr;
+        }
+        if (!p) {
+            cudaGetLastError();  // not sticky: later calls must not see it
+            return false;
+        }
+        ptr_ = p;
+        device_ = d;
+        capacity_ = count;
+        return true;
+    }
+    void release() noexcept {
+        if (ptr_) cudaFreeHost(ptr_);
+        ptr_ = device_ = nullptr;
+        capacity_ = 0;
+    }
     T* get() const { return ptr_; }
+    T* device() const { return device_; }  // the device's alias of get() (mapped), else nullptr
     std::size_t capacity() const { return capacity_; }
 
 private:
     unsigned flags_;
     T* ptr_ = nullptr;
+    T* device_ = nullptr;
     std::size_t capacity_ = 0;
 };
 
