@@ -367,8 +367,10 @@ TEST(MultiTracker, DeviceMapsEqualTheHostMaps) {
             const MapView host = tracker.last_map(t), dev = tracker.last_device_map(t);
             ASSERT_EQ(dev.space, MemorySpace::kDevice);
             ASSERT_EQ(dev.size(), host.size());
+            // Rows `pitch` floats apart (a map in a slot of a larger window is narrower than it).
             std::vector<float> copy(static_cast<std::size_t>(dev.width) * dev.height);
-            ASSERT_EQ(cudaMemcpy(copy.data(), dev.data, copy.size() * sizeof(float), cudaMemcpyDeviceToHost),
+            ASSERT_EQ(cudaMemcpy2D(copy.data(), dev.width * sizeof(float), dev.data, dev.pitch * sizeof(float),
+                                   dev.width * sizeof(float), dev.height, cudaMemcpyDeviceToHost),
                       cudaSuccess);
             for (int y = 0; y < host.height; ++y)
                 for (int x = 0; x < host.width; ++x)
