@@ -47,6 +47,10 @@ const std::vector<KernelEntry>& kernel_registry() {
         e.push_back({"cuda_mma", Device::kCuda,
                      "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images",
                      cuda_mma_available, make_cuda_mma});
+        e.push_back({"cuda_mma_fused", Device::kCuda,
+                     "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + window sums from its shared "
+                     "tile, one launch",
+                     cuda_mma_available, make_cuda_mma_fused});
         e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images",
                      cuda_kernels_available, make_cuda_fft});
         e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest",
@@ -85,6 +89,8 @@ const std::vector<KernelEntry>& kernel_variants() {
         {"cuda_mma_a32_split", Device::kCuda,
          "cuda_mma_a32, SIT map + finish kernel, integral build overlapped on a second stream", cuda_mma_available,
          [] { return make_cuda_mma_variant("a32_split"); }},
+        {"cuda_mma_fused_w4", Device::kCuda, "cuda_mma_fused, 4 warps (16 output rows) per block", cuda_mma_available,
+         make_cuda_mma_fused_w4},
     };
     return entries;
 }

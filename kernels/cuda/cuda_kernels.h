@@ -47,6 +47,11 @@ std::unique_ptr<Correlator> make_cuda_mma_rows(int rows_per_warp);
 // The bench's other tuning variants, named cuda_mma_<tag> (NOTES_mma.md, "Variants"): a32,
 // a32e, a32e2, r4a32, a32_split; nullptr for any other tag.
 std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag);
+// The same numerator with the window sums SI, SII computed in the kernel from its own shared
+// frame tile instead of integral images (corr_mma_fused.cu, NOTES_mma_fused.md): one launch.
+std::unique_ptr<Correlator> make_cuda_mma_fused();
+// cuda_mma_fused with 4 warps (16 output rows) per block instead of 8, for the bench.
+std::unique_ptr<Correlator> make_cuda_mma_fused_w4();
 
 // "auto" (auto_select.cu): the first time it sees a bucket of similar problem shapes it times
 // every available CUDA kernel that supports it (the only place a kernel synchronizes) and

@@ -1,0 +1,170 @@
+// cuda_mma_fused: cuda_mma's int8 tensor-core numerator (mma.sync m16n8k32 Toeplitz GEMM, the
+// same block pieces: mma_block.cuh) with the window sums SI, SII computed inside the same
+// kernel from the frame tile the block stages anyway (mma_box_sums.cuh), so a run is one
+// kernel launch and no integral-image pass over the roi. Design, bounds and what to measure:
+// kernels/cuda/NOTES_mma_fused.md.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "cuda/common.cuh"
+#include "cuda/cuda_kernels.h"
+#include "cuda/integral.cuh"
+#include "cuda/mma_block.cuh"
+#include "cuda/mma_box_sums.cuh"
+
+namespace corrtrack {
+namespace {
+
+using namespace mma;  // NOLINT: the shared block pieces (mma_block.cuh, mma_box_sums.cuh)
+
+// Compile-time shape: R output rows per warp, W warps per block (block = 128 outputs x W * R
+// rows), A fragments as 4-byte loads (cuda_mma's measured best: R = 4, W = 8).
+template <int R_, int W_>
+struct FusedCfg {
+    // Enumerators rather than static members: below sm_80 the kernel body compiles away and
+    // unreferenced static members would warn.
+    enum : int { R = R_, W = W_, kThreads = kWarp * W_, kRows = R_ * W_, A32 = 1 };
+};
+using CfgFused = FusedCfg<4, 8>;    // cuda_mma_fused
+using CfgFusedW4 = FusedCfg<4, 4>;  // cuda_mma_fused_w4: 16-row blocks, less shared memory each
+
+// Bytes of the block's tile plus its sum table (the table starts right after the tile, whose
+// size is a multiple of 16).
+template <class Cfg>
+std::size_t fused_smem_bytes(int tw, int th) {
+    return tile_bytes(Cfg::R, tw, th, Cfg::W) + box_table_bytes(Cfg::kRows, tw);
+}
+
+// One block: stage the tile, the box-sum phases (each followed by a barrier), then warp w's
+// R rows of numerators and their NCC. Rows past the map still take part in the barriers.
+template <class Cfg, class Ops>
+CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& a, const BoxLayout& box, std::uint8_t* smem, int tid,
+                              int bx, int by) {
+    const int x0 = bx * kTileOutputs;
+    const int y0 = by * Cfg::kRows;
+    std::uint8_t* tile = smem;
+    uint2* sums = reinterpret_cast<uint2*>(smem + a.tile_pitch * a.tile_rows);
+    stage_tile<Cfg::kThreads>(ops, a, tile, tid, x0, y0);
+    ops.sync();
+    uint2 carry = make_uint2(0u, 0u);
+#pragma unroll
+    for (int phase = 0; phase < kBoxPhases; ++phase) {
+        box_phase<Cfg::kThreads, Cfg::kRows>(ops, phase, box, tile, sums, tid, carry);
+        ops.sync();
+    }
+
+    const int warp = tid / kWarp, lane = tid % kWarp;
+    if (y0 + warp * Cfg::R >= a.out_h) return;  // no barrier follows
+    int acc[Cfg::R][4];
+    mma_accumulate<Cfg>(ops, a, tile, warp, lane, acc);
+    fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, acc);
+}
+
+// The block's operations on the GPU: the shared mma ones plus the sum table's shared-memory
+// accesses and the NCC store (the one formula, ncc_from_sums, as every kernel).
+struct FusedOps : MmaDeviceOps {
+    DeviceTemplateStats stats;
+    float* out;
+    std::size_t out_pitch;  // floats
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    __device__ __forceinline__ std::uint32_t tile_byte(const std::uint8_t* p) const { return *p; }
+    __device__ __forceinline__ uint2 sums_load(const uint2* p) const { return *p; }
+    __device__ __forceinline__ uint4 sums_load_pair(const uint2* p) const { return *reinterpret_cast<const uint4*>(p); }
+    __device__ __forceinline__ void sums_store(uint2* p, uint2 v) const { *p = v; }
+    __device__ __forceinline__ void store_ncc(int x, int y, std::uint32_t si, std::uint32_t sii,
+                                              std::uint32_t sit) const {
+        out[static_cast<std::size_t>(y) * out_pitch + x] =
+            ncc_from_sums(stats.n, static_cast<std::int64_t>(si), static_cast<std::int64_t>(sii),
+                          static_cast<std::int64_t>(sit), stats.sum, stats.sum_sq);
+    }
+#endif
+};
+
+template <class Cfg>
+static __global__ void __launch_bounds__(Cfg::kThreads) corr_mma_fused_kernel(MmaArgs a, BoxLayout box, FusedOps ops) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    extern __shared__ __align__(16) std::uint8_t fused_smem[];
+    fused_block<Cfg>(ops, a, box, fused_smem, static_cast<int>(threadIdx.x), static_cast<int>(blockIdx.x),
+                     static_cast<int>(blockIdx.y));
+#endif
+}
+
+// One kernel per run: no integral tables, so no roi-size limit of their own.
+template <class Cfg>
+class CudaMmaFused final : public Correlator {
+public:
+    explicit CudaMmaFused(KernelInfo info) : info_(std::move(info)), device_(MmaDevice::current()) {}
+    const KernelInfo& info() const override { return info_; }
+    bool supports(const NccProblem& p, std::string* why) const override {
+        if (!cuda_supports_common(p, why)) return false;
+        const std::string err =
+            mma_limits_error(device_, p, Cfg::kRows, fused_smem_bytes<Cfg>(p.templ.width, p.templ.height));
+        if (why) *why = err;
+        return err.empty();
+    }
+    void set_template(ImageView templ, Stream stream) override {
+        upload_.set(templ, templ.height, stream);
+        kblocks_ = k_blocks(templ.width);
+        uint2* bfrag = bfrag_.ensure(static_cast<std::size_t>(kblocks_) * templ.height * kWarp);
+        launch_mma_pack_b(upload_.device(), templ.width, templ.height, kblocks_, bfrag, as_cuda(stream));
+    }
+    void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
+        jpdc_check_run(*this, frame, p, out, upload_);
+        const Size o = p.out_size();
+        const int tw = p.templ.width, th = p.templ.height;
+        const MmaArgs a{frame.data,
+                        frame.pitch,
+                        p.roi.x,
+                        p.roi.y,
+                        p.roi.width,
+                        p.roi.height,
+                        th,
+                        kblocks_,
+                        tile_pitch(kblocks_),
+                        tile_rows(Cfg::R, th, Cfg::W),
+                        bfrag_.get(),
+                        o.width,
+                        o.height};
+        const BoxLayout box = box_layout(tw, th, a.tile_pitch, Cfg::kThreads / Cfg::kRows);
+        const FusedOps ops{{}, upload_.stats(), out.data, out.pitch};
+        const std::size_t smem = fused_smem_bytes<Cfg>(tw, th);
+        // Raised to the device's limit once: every instance asks for the same value, so none
+        // can lower it under another.
+        if (smem > kDefaultSmem && !smem_raised_) {
+            CORRTRACK_CUDA(cudaFuncSetAttribute(corr_mma_fused_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                device_.smem_optin));
+            smem_raised_ = true;
+        }
+        const dim3 grid(div_up(o.width, kTileOutputs), div_up(o.height, Cfg::kRows));
+        corr_mma_fused_kernel<Cfg><<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(a, box, ops);
+        CORRTRACK_CUDA_LAUNCHED();
+    }
+
+private:
+    KernelInfo info_;
+    MmaDevice device_;
+    bool smem_raised_ = false;
+    int kblocks_ = 0;
+    TemplateUpload upload_;
+    DeviceBuffer<uint2> bfrag_;
+};
+
+}  // namespace
+
+std::unique_ptr<Correlator> make_cuda_mma_fused() {
+    return std::make_unique<CudaMmaFused<CfgFused>>(
+        KernelInfo{"cuda_mma_fused", Device::kCuda,
+                   "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, window sums from the block's "
+                   "shared tile (no integral pass), one launch"});
+}
+
+std::unique_ptr<Correlator> make_cuda_mma_fused_w4() {
+    return std::make_unique<CudaMmaFused<CfgFusedW4>>(
+        KernelInfo{"cuda_mma_fused_w4", Device::kCuda,
+                   "cuda_mma_fused with 4 warps (16 output rows) per block: half the shared memory per block"});
+}
+
+}  // namespace corrtrack
