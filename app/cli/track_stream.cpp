@@ -182,7 +182,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     so.source.camera_size = a.camera.size;
     so.source.camera_fps = a.camera.fps;
     so.source.camera_format = a.camera.format;
-    so.decode = a.decode;
+    so.decode = p.decode;
     so.want_rgb = !p.video.empty();
     so.slots = 6;
     auto session = FrameSession::open(tracker, so, &error);
