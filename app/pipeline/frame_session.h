@@ -65,6 +65,10 @@ struct SessionFrame {
     Size decoded_size;  // differs from size when the source scaled a frame of another size
     double decode_ms = 0;
     std::chrono::steady_clock::time_point decode_start;
+    // Where latency counts from: decode_start; with realtime pacing the frame's due time,
+    // when a live source would have delivered it (a file is decoded ahead of it), less the
+    // decode time when the frame was decoded before it was due.
+    std::chrono::steady_clock::time_point latency_start;
     const Frame* frame = nullptr;  // the slot, until released
     int device_slot = -1;          // FrameUploader slot, or -1 (not copied: CPU path, NVDEC)
 };
