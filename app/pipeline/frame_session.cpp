@@ -59,6 +59,7 @@ std::unique_ptr<FrameSession> FrameSession::open(MultiTracker& tracker, const Se
     const bool device_frames =
         o.want_rgb && o.rgb_consumer_takes_device && tracker.on_gpu() && so.decode != DecodeMode::kSoftware;
     so.want_rgb = o.want_rgb && !device_frames;
+    so.want_yuv = o.want_yuv;
     auto source = FrameSource::open(so, error);
     if (source && device_frames && source->decode_mode() != "nvdec") {
         // NVDEC declined the input (codec, profile, no device): software frames need host RGB.

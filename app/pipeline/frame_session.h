@@ -35,10 +35,11 @@ void match_source_to_tracker(SourceOptions& so, const MultiTracker& tracker, Dec
 
 struct SessionOptions {
     // input, timeouts, stop flag, reader...; the session sets decode, cuda_stream,
-    // want_host_luma, want_rgb and held_frames itself.
+    // want_host_luma, want_rgb, want_yuv and held_frames itself.
     SourceOptions source;
     DecodeMode decode = DecodeMode::kAuto;
-    bool want_rgb = false;  // a consumer reads Frame::rgb (annotated video, texture upload)
+    bool want_rgb = false;  // a consumer reads Frame::rgb (texture upload, the GUI's recording)
+    bool want_yuv = false;  // a consumer reads Frame::yuv (track's annotated video)
     // ...and that consumer also takes NVDEC frames on the device (the GUI's interop frame
     // sink): host RGB only when frames do not stay there. When NVDEC declines the input the
     // input is re-opened with host RGB.
