@@ -221,6 +221,20 @@ TEST(TargetGrid, BoxesGoToTheTexturedSpotOfTheirCell) {
     EXPECT_EQ(f.textured, 0);
 }
 
+// Only the left half has texture: the first grid's right cells are flat, so a finer grid
+// puts every box on the left.
+TEST(TargetGrid, FlatCellsAreLeftOutForTexturedOnesOfAFinerGrid) {
+    const int w = 120, h = 60;
+    std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h, 100);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w / 2; ++x) luma[static_cast<std::size_t>(y) * w + x] = (x * 37 + y * 91) % 251;
+    const TargetGrid g = grid_targets(luma.data(), w, h, 16, 16, 4);
+    ASSERT_EQ(g.boxes.size(), 4u);
+    EXPECT_EQ(g.textured, 4);
+    EXPECT_GT(g.cols * g.rows, 4) << "a finer grid than 4 cells";
+    for (const BoxF& b : g.boxes) EXPECT_LE(b.x + b.width, w / 2 + 4) << b.x;
+}
+
 TEST(TargetGrid, MoreBoxesThanFitOverlapInsideTheFrame) {
     const int w = 100, h = 50;
     std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h);
