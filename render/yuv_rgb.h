@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "app/util/colour.h"  // YuvMatrix
+
 #if defined(__CUDACC__)
 #define CORRTRACK_HOST_DEVICE __host__ __device__
 #else
@@ -13,7 +15,6 @@
 
 namespace corrtrack {
 
-enum class YuvMatrix { kBt601, kBt709, kBt2020 };
 const char* to_string(YuvMatrix m);  // "BT.601", "BT.709", "BT.2020"
 
 // R = (cy*(Y - y_offset) + crv*(V-128)) >> 16, G = (cy*(Y - y_offset) - cgu*(U-128) - cgv*(V-128)) >> 16,

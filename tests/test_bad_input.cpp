@@ -83,6 +83,7 @@ TEST_F(BadInput, OptionValuesOutOfRangeAreUsageErrors) {
         {track("--frames -5"), 2, "--frames"},
         {track("--frames 99999999999999999999"), 2, "--frames"},
         {track("--scales abc"), 2, "--scales"},
+        {track("--nvdec-streams 0"), 2, "--nvdec-streams"},
         {"bench --sizes 100000x100000 --kernels cpu_fast", 2, "too large"},
         {"bench --templates 99999x3 --kernels cpu_fast", 2, "too large"},
         {"bench --runs 0", 2, "--runs"},

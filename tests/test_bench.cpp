@@ -1,5 +1,6 @@
 // `corrtrack bench` end to end through the CLI binary on tiny CPU cases (CSV columns, one row
-// per case, consistent metrics, PNG, bad options), and the gnuplot wrapper on its own.
+// per case, consistent metrics, PNG, bad options), and the gnuplot wrapper on its own (--e2e:
+// test_bench_e2e.cpp).
 // The binary is CORRTRACK_BINARY, or $CORRTRACK_BINARY when the build moved (GPU host).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -18,7 +19,6 @@
 
 #include "app/eval/plot.h"
 #include "corrtrack/correlator.h"
-#include "tests/support/synthetic_clip.h"
 
 namespace corrtrack {
 namespace {
@@ -482,49 +482,6 @@ TEST(Plot, MissingGnuplotIsAClearError) {
     EXPECT_NE(script.find("set output 'out.png'"), std::string::npos);
     EXPECT_NE(script.find("$p0s0 << EOD"), std::string::npos);
     EXPECT_NE(script.find("'it''s a test'"), std::string::npos);
-}
-
-}  // namespace
-}  // namespace corrtrack
-
-// `bench --e2e`: the whole pipeline on a generated clip. Without a GPU the NVDEC row says why
-// it is missing; with one it is timed too.
-
-namespace corrtrack {
-namespace {
-
-TEST(Bench, EndToEndTimesDecodeAloneAgainstDecodePlusTrack) {
-    ScratchDir dir;
-    SyntheticClipSpec spec;
-    spec.frames = 30;
-    spec.crf = 18;
-    spec.codec = "libx264";
-    std::string error;
-    const std::string clip = (dir / "clip.mp4").string();
-    ASSERT_EQ(write_synthetic_clip(clip, spec, &error).size(), 30u) << error;
-    const CliRun run = run_cli(dir, "bench --e2e " + sh_quote(clip) + " --e2e-box 60,70,40,32 --e2e-repeats 1 --json " +
-                                        sh_quote((dir / "e2e.json").string()));
-    ASSERT_EQ(run.code, 0) << run.output;
-    const auto doc = nlohmann::json::parse(read_file(dir / "e2e.json"));
-    ASSERT_EQ(doc["clips"].size(), 1u);
-    const auto& modes = doc["clips"][0]["modes"];
-    ASSERT_GE(modes.size(), 1u);
-    const auto& sw = modes[0];
-    EXPECT_EQ(sw["decode"], "sw");
-    EXPECT_EQ(sw["frames"], 30);
-    EXPECT_GT(sw["decode_only_fps"].get<double>(), 0.0);
-    EXPECT_GT(sw["decode_track_fps"].get<double>(), 0.0);
-    EXPECT_GT(sw["latency_ms"]["median"].get<double>(), 0.0);
-    EXPECT_GE(sw["latency_ms"]["p95"].get<double>(), sw["latency_ms"]["median"].get<double>());
-    EXPECT_GT(sw["stages"]["correlate"]["median_ms"].get<double>(), 0.0);
-    ASSERT_EQ(modes.size(), 2u) << "an NVDEC row, timed or saying why not";
-    if (!cuda_available()) {
-        EXPECT_TRUE(modes[1].contains("unavailable"));
-        EXPECT_NE(modes[1]["unavailable"].get<std::string>().find("NVDEC"), std::string::npos);
-    } else if (!modes[1].contains("unavailable")) {
-        EXPECT_EQ(modes[1]["decode"], "nvdec");
-        EXPECT_LE(doc["clips"][0]["sw_vs_nvdec_max_centre_px"].get<double>(), 0.5);
-    }
 }
 
 }  // namespace

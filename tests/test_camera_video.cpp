@@ -1,6 +1,7 @@
 // Cameras without hardware: the --camera-* values, the mode list and refusal texts from a
 // fake enumeration, and a camera path pointed at non-cameras. The output video's writer
-// thread: every frame encoded in order, back-pressure from a slow writer, no frame dropped.
+// thread: every frame encoded in order, back-pressure from a slow writer, no frame dropped;
+// drawing on YUV 4:2:0 frames as on RGB ones.
 // Thread rules: single-threaded, except the AsyncVideoWriter under test.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "app/io/annotate.h"
 #include "app/io/async_video.h"
 #include "app/io/camera_modes.h"
 #include "app/io/frame_source.h"
@@ -130,6 +132,11 @@ public:
         seen_->push_back(rgb[0]);  // the frame number the producer wrote into its first byte
         return true;
     }
+    bool write_yuv420(const std::uint8_t* yuv, YuvFormat, std::string*) override {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+        seen_->push_back(yuv[0]);
+        return true;
+    }
     bool write_gray(const std::uint8_t*, std::size_t, std::string*) override { return false; }
     bool close(std::string*) override {
         closed = true;
@@ -179,6 +186,9 @@ public:
         *error = "disk full";
         return false;
     }
+    bool write_yuv420(const std::uint8_t*, YuvFormat, std::string* error) override {
+        return write_rgb(nullptr, 0, error);
+    }
     bool write_gray(const std::uint8_t*, std::size_t, std::string*) override { return false; }
     bool close(std::string*) override { return true; }
     std::string encoder() const override { return "failing"; }
@@ -203,6 +213,66 @@ TEST(AsyncVideo, WriteErrorReachesTheProducer) {
     EXPECT_FALSE(q.close(&error));
     EXPECT_EQ(error, "disk full");
     EXPECT_EQ(q.stats().frames, 2);
+}
+
+TEST(Colour, RgbToYuvOfKnownColours) {
+    const YuvFormat limited601{YuvMatrix::kBt601, false}, full601{YuvMatrix::kBt601, true};
+    auto eq = [](Yuv a, int y, int u, int v) { return a.y == y && a.u == u && a.v == v; };
+    EXPECT_TRUE(eq(to_yuv({255, 255, 255}, limited601), 235, 128, 128));
+    EXPECT_TRUE(eq(to_yuv({0, 0, 0}, limited601), 16, 128, 128));
+    EXPECT_TRUE(eq(to_yuv({255, 255, 255}, full601), 255, 128, 128));
+    EXPECT_TRUE(eq(to_yuv({255, 0, 0}, limited601), 81, 90, 240));
+    EXPECT_TRUE(eq(to_yuv({255, 0, 0}, full601), 76, 85, 255));
+    EXPECT_TRUE(eq(to_yuv({255, 0, 0}, {YuvMatrix::kBt709, false}), 63, 102, 240));
+}
+
+// The overlay drawn on a YUV 4:2:0 frame puts, at every pixel the RGB drawing changes, the luma
+// of that pixel's RGB colour, and leaves every other pixel as it was; a chroma block the
+// drawing covers whole has that colour's chroma.
+TEST(Annotate, YuvDrawingMatchesTheRgbDrawing) {
+    const int w = 64, h = 48, cw = w / 2, ch = h / 2;
+    const YuvFormat format{YuvMatrix::kBt709, false};
+    const Rgb grey{128, 128, 128};
+    const Yuv grey_yuv = to_yuv(grey, format);
+    std::vector<std::uint8_t> rgb(static_cast<std::size_t>(w) * h * 3);
+    for (std::size_t i = 0; i < rgb.size(); i += 3) rgb[i] = rgb[i + 1] = rgb[i + 2] = 128;
+    std::vector<std::uint8_t> yuv(yuv420_bytes(w, h));
+    std::fill(yuv.begin(), yuv.begin() + w * h, grey_yuv.y);
+    std::fill(yuv.begin() + w * h, yuv.begin() + w * h + cw * ch, grey_yuv.u);
+    std::fill(yuv.begin() + w * h + cw * ch, yuv.end(), grey_yuv.v);
+    std::vector<float> map(20 * 10);
+    for (std::size_t i = 0; i < map.size(); ++i) map[i] = -1.0f + 2.0f * static_cast<float>(i) / (map.size() - 1);
+    std::vector<AnnotatedTarget> targets(2);
+    targets[0] = {{30, 20, 20, 16}, {60, 255, 90}, true, {24, 14, 32, 28}, MapView{}};
+    targets[0].map.data = map.data();
+    targets[0].map.width = 20;
+    targets[0].map.height = 10;
+    targets[0].map.pitch = 20;
+    targets[1].box = {3, 33, 9, 9};
+    targets[1].color = {255, 60, 60};
+    Overlay overlay;
+    annotate_frame(&overlay, w, targets);
+    ASSERT_EQ(overlay.heat_side, 16);
+    draw_overlay(RgbImage{rgb.data(), w, h, static_cast<std::size_t>(w) * 3}, overlay);
+    std::uint8_t* y = yuv.data();
+    draw_overlay(YuvImage{y, y + w * h, y + w * h + cw * ch, w, h, static_cast<std::size_t>(w),
+                          static_cast<std::size_t>(cw), format},
+                 overlay);
+    int changed = 0;
+    for (int py = 0; py < h; ++py)
+        for (int px = 0; px < w; ++px) {
+            const std::uint8_t* p = &rgb[(static_cast<std::size_t>(py) * w + px) * 3];
+            const Rgb c{p[0], p[1], p[2]};
+            const bool drawn = c.r != 128 || c.g != 128 || c.b != 128;
+            changed += drawn;
+            EXPECT_EQ(y[py * w + px], drawn ? to_yuv(c, format).y : grey_yuv.y) << px << "," << py;
+        }
+    EXPECT_GT(changed, 300) << "boxes, window and inset";
+    // The red box's 2-px left edge covers chroma block columns 1 (x 2..3) over rows 33..41.
+    const std::uint8_t* u = y + w * h;
+    const Yuv red = to_yuv({255, 60, 60}, format);
+    for (int by = 17; by <= 20; ++by) EXPECT_EQ(u[by * cw + 1], red.u) << by;
+    EXPECT_EQ(u[23 * cw + 20], grey_yuv.u) << "untouched chroma";
 }
 
 }  // namespace

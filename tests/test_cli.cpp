@@ -248,5 +248,60 @@ TEST_F(Cli, OutputVideoHasEveryTrackedFrame) {
     }
 }
 
+// The video shows the input in its own colours with the boxes drawn on it: on a 4:2:0 limited-
+// range clip (the sample: the decoder's planes are copied to the encoder) and on a lossless
+// 4:4:4 full-range one (converted to 4:2:0, range kept), frame 0's box outline is green and the
+// picture away from it matches the input's.
+TEST_F(Cli, OutputVideoShowsTheBoxesOnTheInputsColours) {
+    const std::string d = dir_->path();
+    const std::string sample = std::string(CORRTRACK_SOURCE_DIR) + "/assets/sample.mp4";
+    for (const auto& [input, box] : {std::pair{sample, std::string()}, {clip(), " " + box_arg(truth_[0])}}) {
+        SCOPED_TRACE(input);
+        const auto r = run_cli("track " + input + box + " --kernel cpu_fast --frames 3 --video " + d +
+                                   "/boxes.mkv --csv " + d + "/boxes.csv",
+                               d);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        std::ifstream csv(d + "/boxes.csv");
+        std::string line;
+        std::getline(csv, line);
+        std::getline(csv, line);
+        long frame;
+        double pts, x, y, w, h;
+        int target;
+        ASSERT_EQ(std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf", &frame, &pts, &target, &x, &y, &w, &h), 7);
+        std::string error;
+        auto in = open_source(input, &error), out = open_source(d + "/boxes.mkv", &error);
+        ASSERT_TRUE(in && out) << error;
+        Frame fi, fo;
+        ASSERT_EQ(in->read(fi), ReadStatus::kFrame);
+        ASSERT_EQ(out->read(fo), ReadStatus::kFrame);
+        ASSERT_EQ(fo.size(), fi.size());
+        auto at = [](const Frame& f, int px, int py, int c) {
+            return static_cast<double>(f.rgb.data()[(static_cast<std::size_t>(py) * f.width + px) * 3 + c]);
+        };
+        // The top edge of the 2-px box (60, 255, 90), its corners left out: drawn into the 4:2:0
+        // planes, chroma and all, so the line keeps its colour.
+        const int x0 = static_cast<int>(std::lround(x)), y0 = static_cast<int>(std::lround(y));
+        const int x1 = static_cast<int>(std::lround(x + w)) - 1;
+        double edge[3] = {0, 0, 0};
+        for (int px = x0 + 2; px <= x1 - 2; ++px)
+            for (int c = 0; c < 3; ++c) edge[c] += at(fo, px, y0, c) / (x1 - x0 - 3);
+        EXPECT_NEAR(edge[0], 60, 20);
+        EXPECT_NEAR(edge[1], 255, 20);
+        EXPECT_NEAR(edge[2], 90, 20);
+        // Away from the box (frame 0 has no search window or inset): the input's colours.
+        double diff = 0;
+        long n = 0;
+        for (int py = 0; py < fi.height; ++py)
+            for (int px = 0; px < fi.width; ++px) {
+                if (px >= x0 - 4 && px <= x1 + 4 && py >= y0 - 4 && py <= static_cast<int>(std::lround(y + h)) + 4)
+                    continue;
+                for (int c = 0; c < 3; ++c) diff += std::abs(at(fo, px, py, c) - at(fi, px, py, c));
+                n += 3;
+            }
+        EXPECT_LT(diff / n, 3.0) << "colours shifted: a range or matrix tag is wrong";
+    }
+}
+
 }  // namespace
 }  // namespace corrtrack

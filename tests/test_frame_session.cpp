@@ -16,6 +16,7 @@
 #include "app/pipeline/frame_ring.h"
 #include "app/pipeline/frame_session.h"
 #include "app/pipeline/track_loop.h"
+#include "app/util/stats.h"
 #include "corrtrack/correlator.h"
 #include "tests/support/session_setup.h"
 #include "tests/support/read_source.h"
@@ -237,13 +238,15 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
 // so low that no frame counts as late) except `late` frames, stamped long before the first.
 class SceneSource : public FrameSource {
 public:
-    SceneSource(const SyntheticClipSpec& spec, std::vector<long> late) : scene_(spec), late_(std::move(late)) {}
+    // Frames `pts_step` seconds apart (0: all due at once), those in `late` stamped far in the past.
+    SceneSource(const SyntheticClipSpec& spec, std::vector<long> late, double pts_step = 0)
+        : scene_(spec), late_(std::move(late)), pts_step_(pts_step) {}
     ReadStatus read(Frame& out) override {
         if (next_ >= scene_.spec().frames) return ReadStatus::kEnd;
         out.decode_start = std::chrono::steady_clock::now();
         scene_.render(static_cast<int>(next_), pixels_);
         out.index = next_;
-        out.pts = std::find(late_.begin(), late_.end(), next_) != late_.end() ? -1000.0 : 0.0;
+        out.pts = std::find(late_.begin(), late_.end(), next_) != late_.end() ? -1000.0 : next_ * pts_step_;
         out.width = scene_.spec().width;
         out.height = scene_.spec().height;
         out.decoded_size = out.size();
@@ -256,13 +259,14 @@ public:
     const std::string& error() const override { return error_; }
     bool live() const override { return false; }
     Size size() const override { return {scene_.spec().width, scene_.spec().height}; }
-    double fps() const override { return 0.01; }  // an interval of 100 s
+    double fps() const override { return pts_step_ > 0 ? 1 / pts_step_ : 0.01; }  // else an interval of 100 s
     long frame_count() const override { return scene_.spec().frames; }
     std::string description() const override { return "scene"; }
 
 private:
     SyntheticScene scene_;
     std::vector<long> late_;
+    double pts_step_;
     std::vector<std::uint8_t> pixels_;
     long next_ = 0;
     std::string error_;
@@ -305,6 +309,44 @@ TEST(FrameSession, RealtimeDropsExactlyTheLateFramesAndCountsThem) {
         const TruthBox& t = truth[static_cast<std::size_t>(expected[i])];
         EXPECT_NEAR(got[i].cx(), t.cx(), 1.0) << "frame " << expected[i];
         EXPECT_NEAR(got[i].cy(), t.cy(), 1.0) << "frame " << expected[i];
+    }
+}
+
+// Paced files are decoded ahead of time (the ring fills at once); their latency counts from
+// when each frame is due, as a live source would have delivered it, not from its early decode.
+TEST(FrameSession, RealtimeLatencyCountsFromTheDueTime) {
+    SyntheticClipSpec spec;
+    spec.frames = 10;
+    constexpr double kStep = 0.2;  // 5 fps: frame 9 is due 1.8 s after the start
+    const auto truth = SyntheticScene(spec).boxes();
+    MultiTracker tracker(test::options_on("cpu_fast"));
+    SessionOptions so;
+    so.slots = 4;
+    FrameSession session(tracker, std::make_unique<SceneSource>(spec, std::vector<long>{}, kStep), so);
+    std::vector<double> latency, since_decode;
+    auto on_frame = [&](const LoopFrame& f, std::vector<TrackResult>& results, std::string*) {
+        latency.push_back(results[0].times.latency_ms);
+        since_decode.push_back(ms_since(f.decode_start));
+        return true;
+    };
+    TrackLoopOptions lo;
+    lo.pacing.realtime = true;
+    TrackLoopStats st;
+    std::string error;
+    const std::vector<BoxF> boxes{to_box(truth[0])};
+    ASSERT_EQ(run_track_loop(session, boxes, lo, on_frame, &st, &error), 0) << error;
+    ASSERT_EQ(latency.size(), 10u);
+    EXPECT_EQ(st.late_drops, 0);
+    for (std::size_t i = 0; i < latency.size(); ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_GE(latency[i], 0.5) << "at least the frame's decode time";
+        EXPECT_EQ(latency[i], st.latency_ms[i]);
+        // The last frames were decoded seconds early (the ring filled at the start); their
+        // latency is the tracking after they were due, far below the time since decoding.
+        if (i >= 6) {
+            EXPECT_GT(since_decode[i], 1000 * kStep) << "decoded more than a frame interval early";
+            EXPECT_LT(latency[i], 1000 * kStep);
+        }
     }
 }
 

@@ -284,6 +284,61 @@ TEST(Nvdec, SoftwareLumaIsTheRawYPlane) {
     }
 }
 
+// The annotated video's YUV 4:2:0 (Frame::yuv): every frame, its Y plane the tracker's luma,
+// and the source's range in its tags; 4:2:0 planes are the decoder's own, 4:4:4 ones become
+// 4:2:0 with the same luma.
+struct YuvFrames {
+    std::vector<std::vector<std::uint8_t>> yuv, luma;
+    std::vector<YuvFormat> format;
+    std::string mode, error;
+};
+
+YuvFrames read_yuv(const std::string& path, DecodeMode mode, bool want_host_luma, cudaStream_t stream = nullptr) {
+    YuvFrames r;
+    SourceOptions so = decode_options(path, mode, /*want_rgb=*/false, want_host_luma, stream);
+    so.want_yuv = true;
+    auto source = FrameSource::open(so, &r.error);
+    if (!source) return r;
+    r.mode = source->decode_mode();
+    Frame f;
+    while (source->read(f) == ReadStatus::kFrame) {
+        EXPECT_EQ(f.yuv.size(), yuv420_bytes(f.width, f.height));
+        EXPECT_TRUE(f.rgb.empty());
+        r.yuv.emplace_back(f.yuv.begin(), f.yuv.end());
+        r.luma.emplace_back(f.luma.begin(), f.luma.end());
+        r.format.push_back(f.yuv_format);
+    }
+    return r;
+}
+
+TEST(FrameYuv, TheDecodersPlanesWithTheSourcesRange) {
+    TempDir dir("io");
+    std::string error;
+    for (bool full : {false, true}) {
+        SCOPED_TRACE(full ? "full range" : "limited range");
+        const std::string path = dir.file(full ? "full.mp4" : "limited.mp4");
+        ASSERT_TRUE(write_h264_420(path, small_spec(6), full, &error)) << error;
+        const auto raw = raw_y_planes(path);
+        const YuvFrames got = read_yuv(path, DecodeMode::kSoftware, true);
+        ASSERT_EQ(got.yuv.size(), 6u) << got.error;
+        for (std::size_t i = 0; i < got.yuv.size(); ++i) {
+            EXPECT_TRUE(std::equal(raw[i].begin(), raw[i].end(), got.yuv[i].begin())) << "frame " << i;
+            EXPECT_EQ(got.luma[i], raw[i]);
+            EXPECT_EQ(got.format[i].full_range, full);
+            EXPECT_EQ(got.format[i].matrix, YuvMatrix::kBt601);  // untagged: BT.601, as swscale assumes
+        }
+    }
+    // Lossless x264 is 4:4:4 full range: converted to 4:2:0, the luma unchanged.
+    const WrittenClip lossless("io_yuv444", small_spec(4));
+    ASSERT_EQ(lossless.truth.size(), 4u) << lossless.error;
+    const YuvFrames got = read_yuv(lossless.path, DecodeMode::kSoftware, true);
+    ASSERT_EQ(got.yuv.size(), 4u) << got.error;
+    for (std::size_t i = 0; i < got.yuv.size(); ++i) {
+        EXPECT_TRUE(std::equal(got.luma[i].begin(), got.luma[i].end(), got.yuv[i].begin())) << "frame " << i;
+        EXPECT_TRUE(got.format[i].full_range);
+    }
+}
+
 // Without a GPU, --decode nvdec opens, says why it decodes on the CPU, and decodes exactly
 // as software does.
 TEST(Nvdec, WithoutGpuDecodesOnTheCpuAndSaysWhy) {
@@ -398,6 +453,25 @@ TEST(NvdecGpu, HostLumaAndRgbComeWithTheDevicePlane) {
         EXPECT_EQ(d.max, 0) << "frame " << i << ", mean " << d.mean;
         const Diff c = luma_diff(nv.rgb[i], sw.rgb[i]);  // NV12 vs planar 4:2:0 through swscale
         EXPECT_LT(c.mean, 1.0) << "rgb of frame " << i << ", max " << c.max;
+    }
+}
+
+// NVDEC frames for the annotated video: the NV12 surface downloaded to the same 4:2:0 planes a
+// software decode gives, also when the tracker's luma stays on the device.
+TEST(NvdecGpu, YuvForTheVideoEqualsTheSoftwareDecode) {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine: NVDEC test skipped";
+    TempDir dir("io");
+    std::string error;
+    const std::string path = dir.file("limited.mp4");
+    ASSERT_TRUE(write_h264_420(path, small_spec(10), /*full_range=*/false, &error)) << error;
+    const YuvFrames sw = read_yuv(path, DecodeMode::kSoftware, true);
+    const YuvFrames nv = read_yuv(path, DecodeMode::kNvdec, /*want_host_luma=*/false);
+    EXPECT_EQ(nv.mode, "nvdec");
+    ASSERT_EQ(nv.yuv.size(), sw.yuv.size()) << nv.error;
+    for (std::size_t i = 0; i < nv.yuv.size(); ++i) {
+        EXPECT_TRUE(nv.luma[i].empty());
+        EXPECT_EQ(nv.yuv[i], sw.yuv[i]) << "frame " << i;
+        EXPECT_EQ(nv.format[i], sw.format[i]);
     }
 }
 

@@ -126,6 +126,13 @@ TEST_F(Streams, TwoClipsInOneProcessGiveTheBoxesOfTwoSeparateRuns) {
         EXPECT_NE(r.out.find("cama.mp4: clean, 40 frames"), std::string::npos) << r.out;
         EXPECT_NE(r.out.find("all         70 frames"), std::string::npos) << r.out;
         EXPECT_NE(r.out.find("wrote csv   " + o + ".camb.csv"), std::string::npos) << r.out;
+        // Which decoder each stream got: the CPU tracker decodes on the CPU whatever --decode says.
+        EXPECT_EQ(doc["streams"][0]["decode"], "sw");
+        EXPECT_TRUE(doc["streams"][0]["decode_why"].is_null());
+        EXPECT_EQ(doc["aggregate"]["decoders"]["sw"], 2);
+        EXPECT_EQ(doc["aggregate"]["decoders"]["nvdec"], 0);
+        EXPECT_EQ(doc["nvdec_streams"], 8);
+        EXPECT_NE(r.out.find("decode      auto: 0 streams on NVDEC, 2 on the CPU\n"), std::string::npos) << r.out;
     }
 }
 
@@ -271,6 +278,78 @@ TEST(StreamNames, PerStreamOutputPaths) {
     ASSERT_TRUE(stream_output_path("", "cam1", "--csv", &p, &e));
     EXPECT_EQ(p, "");
     EXPECT_FALSE(stream_output_path("/dev/zero", "cam1", "--json", &p, &e));
+}
+
+// --decode auto: NVDEC for the first `limit` streams that could use it, the CPU for the rest;
+// places come back as streams end (--jobs), and explicit modes are left as asked.
+TEST(NvdecShare, AutoFillsNvdecUpToTheLimitThenTheCpu) {
+    NvdecShare share(2);
+    std::vector<DecoderChoice> got;
+    for (int i = 0; i < 4; ++i) got.push_back(share.take(DecodeMode::kAuto, true));
+    EXPECT_EQ(got[0].mode, DecodeMode::kAuto);
+    EXPECT_TRUE(got[0].holds_nvdec);
+    EXPECT_EQ(got[1].mode, DecodeMode::kAuto);
+    EXPECT_TRUE(got[1].holds_nvdec);
+    for (int i : {2, 3}) {
+        EXPECT_EQ(got[i].mode, DecodeMode::kSoftware);
+        EXPECT_FALSE(got[i].holds_nvdec);
+        EXPECT_TRUE(got[i].nvdec_full);
+    }
+    EXPECT_EQ(share.held(), 2);
+    // An input NVDEC never serves takes no place, and a CPU stream ending frees none.
+    const DecoderChoice camera = share.take(DecodeMode::kAuto, false);
+    EXPECT_EQ(camera.mode, DecodeMode::kAuto);
+    EXPECT_FALSE(camera.holds_nvdec);
+    EXPECT_FALSE(camera.nvdec_full);
+    share.give_back(got[3]);
+    EXPECT_EQ(share.held(), 2);
+    share.give_back(got[0]);
+    EXPECT_EQ(share.held(), 1);
+    const DecoderChoice next = share.take(DecodeMode::kAuto, true);
+    EXPECT_TRUE(next.holds_nvdec);
+    EXPECT_EQ(share.held(), 2);
+    // sw and nvdec as asked, whatever NVDEC holds.
+    EXPECT_EQ(share.take(DecodeMode::kNvdec, true).mode, DecodeMode::kNvdec);
+    EXPECT_EQ(share.take(DecodeMode::kSoftware, true).mode, DecodeMode::kSoftware);
+    EXPECT_EQ(share.held(), 2);
+}
+
+// All at once, the first --nvdec-streams inputs take the NVDEC places whichever thread starts
+// first (the CPU tracker then decodes on the CPU anyway, and says nothing about it).
+TEST_F(Streams, StreamsTakeNvdecPlacesInInputOrder) {
+    TrackArgs args;
+    args.quiet = true;
+    args.tracker.kernel = "cpu_fast";
+    args.max_frames = 3;
+    args.nvdec_streams = 2;
+    std::vector<StreamPlan> plans(4);
+    const std::vector<std::string> inputs = {d() + "/cama.mp4", d() + "/camb.mp4", d() + "/cama.mp4",
+                                             d() + "/camb.mp4"};
+    const std::vector<std::string> names = unique_stream_names(inputs);
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+        plans[i].name = names[i];
+        plans[i].input = inputs[i];
+        plans[i].boxes = {to_box(i % 2 ? truth_b_[0] : truth_a_[0])};
+    }
+    const StreamSetRun run = run_stream_set(args, plans, "cpu_fast");
+    ASSERT_EQ(run.decoders.size(), 4u);
+    EXPECT_EQ(run.jobs, 4u);
+    for (std::size_t i = 0; i < 4; ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_EQ(run.decoders[i].holds_nvdec, i < 2);
+        EXPECT_EQ(run.decoders[i].nvdec_full, i >= 2);
+        EXPECT_EQ(run.results[i]->frames, 3);
+        EXPECT_EQ(run.results[i]->decode_mode, "sw");
+        EXPECT_EQ(run.results[i]->decode_why, "");
+    }
+}
+
+TEST(NvdecShare, OnlyFilesAndUrlsAreCandidates) {
+    TempDir dir("nvdec-share");
+    EXPECT_TRUE(nvdec_candidate(dir.file("clip.mp4")));  // a file, even before it exists
+    EXPECT_TRUE(nvdec_candidate("rtsp://cam.local/live"));
+    EXPECT_FALSE(nvdec_candidate("/dev/video0"));
+    EXPECT_FALSE(nvdec_candidate(dir.file("img/%05d.jpg")));
 }
 
 TEST(InputsList, CommentsQuotesAndLineNumbers) {

@@ -8,6 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/bench/e2e_clip.h"
+#include "app/bench/e2e_streams.h"
+#include "app/bench/target_grid.h"
 #include "app/cli/cli_common.h"
 #include "app/io/frame_source.h"
 #include "app/io/result_writers.h"
@@ -25,6 +28,7 @@ struct Pass {
     long frames = 0;
     double seconds = 0, fps = 0;
     double latency_median = 0, latency_p95 = 0;
+    double tracking_fps = 0;  // frames after the first over the host time in tracker updates
     StageSamples stages;
     std::vector<std::pair<double, double>> centres;  // target 0, per frame
     std::vector<double> fps_runs;
@@ -74,6 +78,7 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
     p.fps = st.frames / std::max(st.seconds, 1e-9);
     p.latency_median = median(st.latency_ms);
     p.latency_p95 = percentile(st.latency_ms, 95);
+    p.tracking_fps = st.frames > 1 && st.track_ms > 0 ? (st.frames - 1) * 1000.0 / st.track_ms : 0.0;
     p.launches = tracker.last_correlation_launches();
     return p;
 }
@@ -102,6 +107,73 @@ nlohmann::json stage_json(const StageSamples& s) {
     return j;
 }
 
+bool wanted(const E2eOptions& o, DecodeMode mode) {
+    return std::find(o.decoders.begin(), o.decoders.end(), mode) != o.decoders.end();
+}
+
+void print_targets_header(const E2eOptions& o) {
+    std::printf(
+        "\ntargets: N boxes of %dx%d on a grid, each where its cell's first frame has the most texture; one "
+        "tracker pass per frame\n",
+        o.target_size.width, o.target_size.height);
+    std::printf("%-22s %-6s %7s %7s %12s %12s %14s %17s %9s %s\n", "clip", "decode", "targets", "frames",
+                "tracking fps", "e2e fps", "correlate med", "latency med/p95", "textured", "grid");
+}
+
+// One row per target count and decoder (sw, nvdec of o.decoders).
+nlohmann::json targets_rows(const E2eClip& clip, const E2eOptions& o, const GpuContext& gpu, int* rc) {
+    nlohmann::json rows = nlohmann::json::array();
+    const bool nvdec = wanted(o, DecodeMode::kNvdec) && clip.nvdec;
+    if (wanted(o, DecodeMode::kNvdec) && !clip.nvdec) {
+        std::printf("%-22s %-6s %s\n", clip.name.c_str(), "nvdec", clip.nvdec_note.c_str());
+        rows.push_back({{"decode", "nvdec"}, {"unavailable", clip.nvdec_note}});
+    }
+    for (const int n : o.targets) {
+        const TargetGrid grid = grid_targets(clip.first_luma.data(), clip.size.width, clip.size.height,
+                                             o.target_size.width, o.target_size.height, n);
+        if (grid.boxes.empty()) {
+            std::fprintf(stderr, "corrtrack bench --e2e: %s: %dx%d targets do not fit a %dx%d frame\n",
+                         clip.path.c_str(), o.target_size.width, o.target_size.height, clip.size.width,
+                         clip.size.height);
+            *rc = 1;
+            return rows;
+        }
+        for (const DecodeMode mode : {DecodeMode::kSoftware, DecodeMode::kNvdec}) {
+            if (mode == DecodeMode::kSoftware ? !wanted(o, mode) : !nvdec) continue;
+            const Pass p = best_of(clip.path, mode, true, grid.boxes, o, gpu);
+            if (!p.ok) {
+                std::fprintf(stderr, "corrtrack bench --e2e: %s: %d targets: %s\n", clip.path.c_str(), n,
+                             p.error.c_str());
+                *rc = 1;
+                continue;
+            }
+            char textured[32], cells[32];
+            std::snprintf(textured, sizeof textured, "%d/%d", grid.textured, n);
+            std::snprintf(cells, sizeof cells, "%dx%d", grid.cols, grid.rows);
+            const double correlate = median(p.stages.correlate);
+            std::printf("%-22s %-6s %7d %7ld %12.1f %12.1f %11.3f ms %8.2f / %6.2f %9s %s\n", clip.name.c_str(),
+                        p.decode_mode.c_str(), n, p.frames, p.tracking_fps, p.fps, correlate, p.latency_median,
+                        p.latency_p95, textured, cells);
+            std::fflush(stdout);
+            rows.push_back({{"decode", p.decode_mode},
+                            {"targets", n},
+                            {"target_size", {o.target_size.width, o.target_size.height}},
+                            {"grid", {grid.cols, grid.rows}},
+                            {"textured", grid.textured},
+                            {"min_std_dev", *std::min_element(grid.std_dev.begin(), grid.std_dev.end())},
+                            {"frames", p.frames},
+                            {"tracking_fps", p.tracking_fps},
+                            {"decode_track_fps", p.fps},
+                            {"decode_track_fps_runs", p.fps_runs},
+                            {"correlate_median_ms", correlate},
+                            {"latency_ms", {{"median", p.latency_median}, {"p95", p.latency_p95}}},
+                            {"stages", stage_json(p.stages)},
+                            {"correlation_launches_per_frame", p.launches}});
+        }
+    }
+    return rows;
+}
+
 }  // namespace
 
 int run_e2e_bench(const E2eOptions& o) {
@@ -121,7 +193,15 @@ int run_e2e_bench(const E2eOptions& o) {
     nlohmann::json doc = {{"gpu", cuda_device_description()},
                           {"kernel", kernel},
                           {"repeats", o.repeats},
+                          {"frames_per_pass", o.frames},
+                          {"decoders", nlohmann::json::array()},
+                          {"target_counts", o.targets},
+                          {"target_size", {o.target_size.width, o.target_size.height}},
+                          {"stream_counts", o.streams},
+                          {"realtime", o.realtime},
+                          {"nvdec_streams", o.nvdec_streams},
                           {"clips", nlohmann::json::array()}};
+    for (const DecodeMode mode : o.decoders) doc["decoders"].push_back(to_string(mode));
     std::printf("%-22s %-6s %7s %12s %12s %9s %17s %s\n", "clip", "decode", "frames", "decode fps", "+track fps",
                 "overhead", "latency med/p95", "per-frame medians (decode / upload / correlate / peak ms)");
     int rc = 0;
@@ -129,6 +209,7 @@ int run_e2e_bench(const E2eOptions& o) {
         nlohmann::json cj = {{"clip", clip}, {"modes", nlohmann::json::array()}};
         std::vector<std::pair<double, double>> sw_centres, nvdec_centres;
         for (DecodeMode mode : {DecodeMode::kSoftware, DecodeMode::kNvdec}) {
+            if (!wanted(o, mode)) continue;
             const Pass decode_only = best_of(clip, mode, false, boxes, o, gpu);
             if (!decode_only.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %s\n", clip.c_str(), decode_only.error.c_str());
@@ -176,6 +257,33 @@ int run_e2e_bench(const E2eOptions& o) {
             cj["sw_vs_nvdec_max_centre_px"] = worst;
         }
         doc["clips"].push_back(cj);
+    }
+    // Many targets, then many streams, per clip.
+    if (!o.targets.empty() || !o.streams.empty()) {
+        std::vector<E2eClip> clips;
+        for (const std::string& path : o.clips) {
+            E2eClip clip;
+            if (!probe_e2e_clip(path, o.kernel, &clip, &error)) {
+                std::fprintf(stderr, "corrtrack bench --e2e: %s\n", error.c_str());
+                rc = 1;
+            }
+            clips.push_back(std::move(clip));
+        }
+        if (!o.targets.empty()) {
+            print_targets_header(o);
+            for (std::size_t i = 0; i < clips.size(); ++i)
+                if (!clips[i].first_luma.empty()) doc["clips"][i]["targets"] = targets_rows(clips[i], o, gpu, &rc);
+        }
+        if (!o.streams.empty()) {
+            print_streams_header(o);
+            for (std::size_t i = 0; i < clips.size(); ++i) {
+                if (clips[i].first_luma.empty()) continue;
+                std::vector<BoxF> stream_boxes = boxes;
+                if (stream_boxes.empty())
+                    stream_boxes.push_back({clips[i].size.width / 2.0 - 32, clips[i].size.height / 2.0 - 32, 64, 64});
+                doc["clips"][i]["streams"] = run_streams_rows(clips[i], stream_boxes, o, kernel, &rc);
+            }
+        }
     }
     if (!o.json.empty() && !write_json_file(o.json, doc, &error)) {
         std::fprintf(stderr, "corrtrack bench --e2e: %s\n", error.c_str());

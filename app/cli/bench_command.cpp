@@ -2,6 +2,7 @@
 // timings over frame sizes x template sizes x search modes, with --batch; e2e_bench.h: --e2e,
 // the whole pipeline); every option here fills app/bench/options.h's BenchOptions or E2eOptions.
 // Thread rules: main thread only.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,7 +92,64 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
         ->check(frame_count())
         ->capture_default_str();
     add_ranged_option(*cmd, "--e2e-repeats", e2e->repeats, "e2e passes per configuration (median fps)", 1, 1000);
-    cmd->callback([o, e2e, &outcome] {
+    auto decoders = std::make_shared<std::vector<std::string>>();
+    cmd->add_option("--e2e-decode", *decoders,
+                    "e2e decoders, comma-separated sw,nvdec,auto (default all three): the decode-vs-track table and "
+                    "--targets time sw and nvdec of them, --streams all")
+        ->delimiter(',');
+    auto target_counts = std::make_shared<std::vector<int>>();
+    cmd->add_option("--targets", *target_counts,
+                    "e2e: also time N targets per frame, for each N of a comma-separated list: boxes of --target-size "
+                    "on a grid, each on the most textured spot of its cell; tracking-alone fps, correlate median, "
+                    "latency median / p95")
+        ->delimiter(',')
+        ->check(CLI::Range(1, kMaxE2eTargets));
+    auto target_size = std::make_shared<std::string>("40x40");
+    cmd->add_option("--target-size", *target_size, "e2e --targets box size, WIDTHxHEIGHT (or N for N x N)")
+        ->capture_default_str();
+    cmd->add_option("--streams", e2e->streams,
+                    "e2e: also track N copies of each clip in one process, for each N of a comma-separated list "
+                    "(as `corrtrack track --input CLIP ...` runs them), against N decode-only sessions at once on the "
+                    "same decoders: aggregate fps, drops, latency p95")
+        ->delimiter(',')
+        ->check(CLI::Range(1, kMaxE2eStreams));
+    cmd->add_flag("--realtime", e2e->realtime,
+                  "e2e --streams: pace each stream to the clip's timestamps (frames that fall behind are dropped "
+                  "and counted), as live cameras would come");
+    add_ranged_option(*cmd, "--nvdec-streams", e2e->nvdec_streams,
+                      "e2e --streams with auto: at most this many streams on NVDEC at once, the rest on the CPU "
+                      "(as `corrtrack track --nvdec-streams`)",
+                      1, kMaxNvdecStreams);
+    cmd->callback([o, e2e, decoders, target_counts, target_size, &outcome] {
+        e2e->targets = *target_counts;
+        if (e2e->clips.empty() && (!e2e->targets.empty() || !e2e->streams.empty() || e2e->realtime)) {
+            std::fprintf(stderr,
+                         "corrtrack bench: error: --targets, --streams and --realtime time the pipeline: give "
+                         "--e2e CLIP\n");
+            outcome.exit_code = kExitUsage;
+            return;
+        }
+        if (!bench::parse_size(*target_size, true, &e2e->target_size) ||
+            e2e->target_size.width > bench::kMaxFrameSide || e2e->target_size.height > bench::kMaxFrameSide) {
+            std::fprintf(stderr, "corrtrack bench: error: --target-size '%s' is not WIDTHxHEIGHT (1 to %d)\n",
+                         target_size->c_str(), bench::kMaxFrameSide);
+            outcome.exit_code = kExitUsage;
+            return;
+        }
+        if (!decoders->empty()) {
+            e2e->decoders.clear();
+            for (const std::string& name : *decoders) {
+                DecodeMode mode;
+                if (!parse_decode_mode(name, &mode)) {
+                    std::fprintf(stderr, "corrtrack bench: error: --e2e-decode '%s': must be sw, nvdec or auto\n",
+                                 name.c_str());
+                    outcome.exit_code = kExitUsage;
+                    return;
+                }
+                if (std::find(e2e->decoders.begin(), e2e->decoders.end(), mode) == e2e->decoders.end())
+                    e2e->decoders.push_back(mode);
+            }
+        }
         std::vector<NamedPath> inputs, outputs{{o->csv, "--csv"}, {o->json, "--json"}, {o->plot, "--plot"}};
         for (const std::string& clip : e2e->clips) inputs.push_back({clip, "the --e2e clip"});
         if (std::string error; !check_output_paths(inputs, outputs, &error)) {

@@ -78,6 +78,7 @@ bool assign_outputs(const TrackArgs& a, std::vector<StreamPlan>* plans, std::str
     for (std::size_t i = 0; i < plans->size(); ++i) {
         StreamPlan& p = (*plans)[i];
         p.name = names[i];
+        p.decode = a.decode;
         if (several) {
             if (!stream_output_path(a.csv, p.name, "--csv", &p.csv, error) ||
                 !stream_output_path(a.json, p.name, "--json", &p.json, error) ||
@@ -227,7 +228,12 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
             if (!parse_decode_mode(s, &args->decode))
                 throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
         },
-        "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows)");
+        "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows; with several "
+        "inputs, NVDEC for the first --nvdec-streams of them at once and the CPU for the rest)");
+    add_ranged_option(*cmd, "--nvdec-streams", args->nvdec_streams,
+                      "with several inputs and --decode auto: at most this many streams decode on NVDEC at once, "
+                      "the others on the CPU (NVDEC saturates at about 8 sessions on an H200)",
+                      1, kMaxNvdecStreams);
     cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
     add_camera_options(*cmd, args->camera);
     add_tracker_options(*cmd, args->tracker);

@@ -183,8 +183,8 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     so.source.camera_size = a.camera.size;
     so.source.camera_fps = a.camera.fps;
     so.source.camera_format = a.camera.format;
-    so.decode = a.decode;
-    so.want_rgb = !p.video.empty();
+    so.decode = p.decode;
+    so.want_yuv = !p.video.empty();  // the decoder's YUV goes to the encoder unconverted
     so.slots = 6;
     auto session = FrameSession::open(tracker, so, &error);
     if (!session) {
@@ -228,6 +228,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
                 vo.fps = pipeline.fps() > 0 && pipeline.fps() <= 1000 ? pipeline.fps() : 25.0;
                 vo.quality = a.video_quality;
                 vo.hardware = true;
+                vo.yuv = f->yuv_format;
                 auto writer = VideoWriter::open(out.video_path, f->size(), vo, why);
                 if (!writer) return false;
                 out.encoder = writer->encoder();
@@ -236,8 +237,8 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
             }
             // The source gives every frame the first frame's size; anything else is a bug
             // to report, never a write past the buffer.
-            if (f->rgb.size() != static_cast<std::size_t>(f->width) * 3 * f->height) {
-                *why = "frame " + std::to_string(lf.index) + " has no RGB picture for the video";
+            if (f->yuv.size() != yuv420_bytes(f->width, f->height)) {
+                *why = "frame " + std::to_string(lf.index) + " has no YUV picture for the video";
                 return false;
             }
             // Only copies here: the writer thread draws and encodes (waiting only when the
@@ -247,7 +248,8 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
                 *why = out.video->error();
                 return false;
             }
-            slot->rgb.assign(f->rgb.begin(), f->rgb.end());
+            slot->yuv.assign(f->yuv.begin(), f->yuv.end());
+            slot->yuv_format = f->yuv_format;
             slot->width = f->width;
             slot->height = f->height;
             shown.resize(results.size());

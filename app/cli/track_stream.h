@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/cli/cli_common.h"
+#include "app/cli/nvdec_share.h"
 #include "app/gpu/gpu_context.h"
 #include "app/io/async_video.h"
 #include "app/io/frame_source.h"
@@ -38,6 +39,7 @@ struct TrackArgs {
     bool realtime = false;
     bool allow_damaged = false;
     DecodeMode decode = DecodeMode::kAuto;
+    int nvdec_streams = kDefaultNvdecStreams;  // with several inputs and auto: NVDEC at once at most
     CameraRequest camera;
     VideoQuality video_quality = VideoQuality::kFast;
     TrackerOptions tracker;
@@ -50,7 +52,8 @@ struct StreamPlan {
     std::vector<BoxF> boxes;
     std::string box_file;  // the box file read, for the output checks ("" if none)
     std::string csv, json, video, otb;
-    std::vector<std::string> otb_paths;  // one per target: otb, or otb.N with several targets
+    std::vector<std::string> otb_paths;     // one per target: otb, or otb.N with several targets
+    DecodeMode decode = DecodeMode::kAuto;  // --decode; run_streams' NvdecShare may send auto to the CPU
 };
 
 // What a stream did, for the summaries and the exit code.
@@ -69,6 +72,7 @@ struct StreamResult {
     long live_dropped = 0;
     Size size;
     std::string decode_mode;
+    std::string decode_why;  // why an auto stream decodes on the CPU ("" when it is no news)
     bool on_gpu = false;
     std::string encoder, encoder_note;
     VideoQueueStats video_stats;

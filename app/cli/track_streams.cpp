@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -186,14 +187,24 @@ bool stream_output_path(const std::string& path, const std::string& name, const 
     return true;
 }
 
-int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const std::string& kernel) {
+StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& plans, const std::string& kernel) {
     const std::size_t n = plans.size();
     announce_compute_path();  // once, before the threads
-    std::vector<std::unique_ptr<StreamResult>> results;
+    StreamSetRun run;
+    std::vector<std::unique_ptr<StreamResult>>& results = run.results;
     for (std::size_t i = 0; i < n; ++i) results.push_back(std::make_unique<StreamResult>());
+    run.decoders.resize(n);
+    std::vector<bool> candidate(n);
+    for (std::size_t i = 0; i < n; ++i) candidate[i] = nvdec_candidate(plans[i].input);
     const std::size_t jobs = a.jobs > 0 ? std::min<std::size_t>(static_cast<std::size_t>(a.jobs), n) : n;
+    run.jobs = jobs;
     const std::atomic<bool>& stop = InterruptGuard::flag();
-    std::atomic<std::size_t> next{0}, running{0}, done{0}, workers_left{0};
+    std::atomic<std::size_t> running{0}, done{0}, workers_left{0};
+    // Streams start in input order and take their decoder as they start, under one lock, so
+    // that all at once the first --nvdec-streams inputs get NVDEC whichever thread runs first.
+    std::mutex start_mutex;
+    std::size_t next = 0;
+    NvdecShare share(a.nvdec_streams);
     const auto t_start = std::chrono::steady_clock::now();
 
     // One GPU context per worker, made here before any thread starts and destroyed after every
@@ -206,18 +217,34 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
     // failure stays in its result: the others go on.
     auto work = [&](const GpuContext& gpu) {
         for (;;) {
-            if (stop.load()) return;  // a signal: streams not started yet stay so
-            const std::size_t i = next.fetch_add(1);
-            if (i >= n) return;
+            std::size_t i = 0;
+            DecoderChoice choice;
+            {
+                const std::lock_guard<std::mutex> lock(start_mutex);
+                if (stop.load()) return;  // a signal: streams not started yet stay so
+                i = next++;
+                if (i >= n) return;
+                choice = share.take(plans[i].decode, candidate[i]);
+                run.decoders[i] = choice;
+            }
             ++running;
             StreamResult& r = *results[i];
+            StreamPlan plan = plans[i];
+            plan.decode = choice.mode;
             try {
-                run_stream(a, plans[i], kernel, gpu, &r);
+                run_stream(a, plan, kernel, gpu, &r);
             } catch (const std::exception& e) {
                 r.error = e.what();
                 r.status = "failed";
                 r.exit_code = kExitInput;
                 std::fprintf(stderr, "corrtrack track [%s]: error: %s\n", plans[i].name.c_str(), e.what());
+            }
+            // Only news where a GPU tracker could have had NVDEC.
+            if (choice.nvdec_full && r.on_gpu)
+                r.decode_why = "NVDEC full: " + std::to_string(share.limit()) + " streams on it (--nvdec-streams)";
+            {
+                const std::lock_guard<std::mutex> lock(start_mutex);
+                share.give_back(choice);
             }
             --running;
             ++done;
@@ -244,7 +271,16 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
         }
     }
     for (std::thread& t : threads) t.join();
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    return run;
+}
+
+int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const std::string& kernel) {
+    const std::size_t n = plans.size();
+    StreamSetRun run = run_stream_set(a, plans, kernel);
+    const std::vector<std::unique_ptr<StreamResult>>& results = run.results;
+    const std::size_t jobs = run.jobs;
+    const double secs = run.seconds;
     const bool signalled = InterruptGuard::signal_number() != 0;
 
     // The worst stream decides: failed (1) > signal (128+N) > damaged (3) > 0.
@@ -252,7 +288,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
     bool any_failed = false, any_damaged = false;
     long frames = 0, late = 0, live = 0, lost_targets = 0, targets = 0;
     std::vector<double> latency;
-    int failed_count = 0;
+    int failed_count = 0, on_nvdec = 0, on_cpu = 0;
     bool on_gpu = false;
     for (std::size_t i = 0; i < n; ++i) {
         StreamResult& r = *results[i];
@@ -267,6 +303,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
         }
         if (r.exit_code == kExitDamaged) any_damaged = true;
         on_gpu = on_gpu || r.on_gpu;
+        if (r.opened) ++(r.decode_mode == "nvdec" ? on_nvdec : on_cpu);
         frames += r.frames;
         late += r.loop.late_drops;
         live += r.live_dropped;
@@ -306,6 +343,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
              {"live_dropped", r.live_dropped},
              {"latency_ms", {{"median", median_of(r.loop.latency_ms)}, {"p95", p95_of(r.loop.latency_ms)}}},
              {"decode", r.decode_mode},
+             {"decode_why", r.decode_why.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.decode_why)},
              {"outputs", outputs}});
     }
     bool summary_ok = true;
@@ -323,7 +361,10 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
               {"late_dropped", late},
               {"live_dropped", live},
               {"lost_target_frames", lost_targets},
-              {"latency_ms", {{"median", median_of(latency)}, {"p95", p95_of(latency)}}}}},
+              {"latency_ms", {{"median", median_of(latency)}, {"p95", p95_of(latency)}}},
+              {"decoders", {{"nvdec", on_nvdec}, {"sw", on_cpu}}}}},
+            {"decode", to_string(a.decode)},
+            {"nvdec_streams", a.nvdec_streams},
             {"exit_code", exit_code},
             {"interrupted", signalled ? nlohmann::json(InterruptGuard::signal_name()) : nlohmann::json(nullptr)}};
         std::string why;
@@ -348,6 +389,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
                     "median %.2f ms p95 %.2f ms, decode %s",
                     r.frames, r.lost_frames, r.frames / std::max(r.seconds, 1e-9), r.live_dropped, r.loop.late_drops,
                     median_of(r.loop.latency_ms), p95_of(r.loop.latency_ms), r.decode_mode.c_str());
+            if (!r.decode_why.empty()) std::printf(" (%s)", r.decode_why.c_str());
             if (!r.error.empty() && r.status != "clean") std::printf(" (%s)", r.error.c_str());
             std::printf("\n");
         }
@@ -357,6 +399,11 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
             frames, secs, frames / std::max(secs, 1e-9), live, late, median_of(latency), p95_of(latency));
         std::printf("kernel      %s (%ld target%s in %zu streams, %s)\n", kernel.c_str(), targets,
                     targets == 1 ? "" : "s", n, on_gpu ? "GPU" : "CPU");
+        std::printf("decode      %s: %d stream%s on NVDEC, %d on the CPU", to_string(a.decode), on_nvdec,
+                    on_nvdec == 1 ? "" : "s", on_cpu);
+        if (a.decode == DecodeMode::kAuto && on_gpu)
+            std::printf(" (at most %d at once on NVDEC: --nvdec-streams)", a.nvdec_streams);
+        std::printf("\n");
         if (signalled)
             std::printf("stopped     by %s; the outputs cover the frames tracked\n", InterruptGuard::signal_name());
         for (std::size_t i = 0; i < n; ++i) {

@@ -13,9 +13,11 @@
 // --jobs at once).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "app/cli/nvdec_share.h"
 #include "app/cli/track_stream.h"
 
 namespace corrtrack {
@@ -44,10 +46,24 @@ std::vector<std::string> unique_stream_names(const std::vector<std::string>& inp
 bool stream_output_path(const std::string& path, const std::string& name, const std::string& flag, std::string* result,
                         std::string* error);
 
-// Runs every plan (each named) on its own thread, at most args.jobs at once (0: all), prints
-// the per-stream and aggregate summary, writes args.json's summary, and returns the exit code:
-// 1 if any stream failed (or the summary could not be written), else 128+N after signal N,
-// else 3 if any stream was damaged (not with --allow-damaged), else 0.
+// What run_stream_set did: each plan's result and decoder (in plan order) and the wall time
+// from the first stream's start to the last one's end.
+struct StreamSetRun {
+    std::vector<std::unique_ptr<StreamResult>> results;
+    std::vector<DecoderChoice> decoders;
+    std::size_t jobs = 0;  // streams at once
+    double seconds = 0;
+};
+
+// Runs every plan (each named) on its own thread, at most args.jobs at once (0: all), each
+// with the decoder an NvdecShare of args.nvdec_streams gives it (plan.decode is what it asks
+// for). Prints progress lines on stderr unless args.quiet, nothing else; the bench's --streams
+// runs it too.
+StreamSetRun run_stream_set(const TrackArgs& args, const std::vector<StreamPlan>& plans, const std::string& kernel);
+
+// run_stream_set, then the per-stream and aggregate summary on stdout and args.json's summary.
+// Returns the exit code: 1 if any stream failed (or the summary could not be written), else
+// 128+N after signal N, else 3 if any stream was damaged (not with --allow-damaged), else 0.
 int run_streams(const TrackArgs& args, const std::vector<StreamPlan>& plans, const std::string& kernel);
 
 }  // namespace corrtrack

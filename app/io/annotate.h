@@ -1,7 +1,10 @@
-// Drawing on RGB24 frames for the annotated output video: boxes, a search-window outline and
-// a colour-mapped NCC heatmap inset. annotate_frame() says what goes on a frame; both
-// `corrtrack track --video` and the GUI's recording call it, and their writer thread
-// (app/io/async_video.h) draws it with draw_overlay().
+// Drawing on frames for the annotated output video: boxes, a search-window outline and a
+// colour-mapped NCC heatmap inset, on RGB24 frames (the GUI's recording) or on YUV 4:2:0 frames
+// (`corrtrack track --video`: the decoder's own planes, so no colour conversion either way).
+// annotate_frame() says what goes on a frame; both callers use it, and their writer thread
+// (app/io/async_video.h) draws it with draw_overlay(). On YUV 4:2:0 a pixel's chroma is its
+// 2x2 block's, so a colour drawn there also tints the block's other pixels (lines stay sharp
+// in luma).
 // Thread rules: pure functions over caller-owned pixels and overlays.
 #pragma once
 
@@ -18,6 +21,14 @@ struct RgbImage {
     std::uint8_t* data;
     int width, height;
     std::size_t pitch;  // bytes
+};
+
+// Planar YUV 4:2:0: y is width x height, u and v (width+1)/2 x (height+1)/2.
+struct YuvImage {
+    std::uint8_t *y, *u, *v;
+    int width, height;
+    std::size_t y_pitch, uv_pitch;  // bytes
+    YuvFormat format;               // how RGB colours become YUV values
 };
 
 void draw_box(RgbImage img, const BoxF& box, Rgb color, int thickness);
@@ -46,6 +57,7 @@ struct Overlay {
     void set_heat(const MapView& map);  // copies a host map (resizes heat)
 };
 void draw_overlay(RgbImage img, const Overlay& overlay);
+void draw_overlay(YuvImage img, const Overlay& overlay);
 
 // One target as the annotated video shows it.
 struct AnnotatedTarget {

@@ -50,7 +50,16 @@ void AsyncVideoWriter::run() {
             queued_.pop_front();
         }
         bool ok = true;
-        if (error_.empty()) {  // only this thread sets error_, so reading it unlocked is safe
+        if (error_.empty() && !s->yuv.empty()) {  // only this thread sets error_: reading it unlocked is safe
+            const std::size_t y_bytes = static_cast<std::size_t>(s->width) * s->height;
+            const std::size_t uv_pitch = static_cast<std::size_t>(s->width + 1) / 2;
+            std::uint8_t* y = s->yuv.data();
+            YuvImage img{y,        y + y_bytes,  y + y_bytes + uv_pitch * ((s->height + 1) / 2),
+                         s->width, s->height,    static_cast<std::size_t>(s->width),
+                         uv_pitch, s->yuv_format};
+            draw_overlay(img, s->overlay);
+            ok = writer_->write_yuv420(y, s->yuv_format, &why);
+        } else if (error_.empty()) {
             RgbImage img{s->rgb.data(), s->width, s->height, static_cast<std::size_t>(s->width) * 3};
             draw_overlay(img, s->overlay);
             ok = writer_->write_rgb(s->rgb.data(), img.pitch, &why);

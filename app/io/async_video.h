@@ -21,9 +21,12 @@
 
 namespace corrtrack {
 
-// One frame to draw and encode. The producer fills it between acquire() and submit(): rgb is
-// packed RGB24 (width * 3 bytes a row); overlay says what goes on top.
+// One frame to draw and encode. The producer fills it between acquire() and submit(): either
+// yuv, packed YUV 4:2:0 (yuv420_bytes) in yuv_format, the decoder's planes as they are; or, when
+// yuv is empty, rgb, packed RGB24 (width * 3 bytes a row). overlay says what goes on top.
 struct VideoSlot {
+    std::vector<std::uint8_t> yuv;
+    YuvFormat yuv_format;
     std::vector<std::uint8_t> rgb;
     int width = 0, height = 0;
     Overlay overlay;

@@ -9,9 +9,15 @@
 #include <memory>
 
 #include "app/io/host_buffer.h"
+#include "app/util/colour.h"
 #include "corrtrack/image.h"
 
 namespace corrtrack {
+
+// Bytes of a packed 8-bit YUV 4:2:0 picture: Y (w x h), then U and V ((w+1)/2 x (h+1)/2 each).
+inline std::size_t yuv420_bytes(int w, int h) {
+    return static_cast<std::size_t>(w) * h + 2 * static_cast<std::size_t>((w + 1) / 2) * ((h + 1) / 2);
+}
 
 // The luma plane of a hardware-decoded frame (NV12's Y plane: 8-bit, pitch in bytes).
 struct DeviceLuma {
@@ -30,6 +36,10 @@ struct Frame {
     HostBuffer luma;         // width x height, rows packed (pitch == width); empty when only
                              // the device plane exists
     HostBuffer rgb;          // width*3 x height, packed RGB24; empty when not asked for
+    HostBuffer yuv;          // the picture as packed YUV 4:2:0 (yuv420_bytes), for the annotated
+                             // video: the decoder's own planes where it gives 4:2:0, so no colour
+                             // conversion; empty when not asked for
+    YuvFormat yuv_format;    // how yuv's values map to colour (the source's tags)
     DeviceLuma device;       // set by NVDEC decode, else empty
     double decode_ms = 0.0;  // host time spent decoding and converting this frame
     std::chrono::steady_clock::time_point decode_start;  // when the decoder began this frame

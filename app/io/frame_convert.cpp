@@ -49,9 +49,10 @@ bool FrameConverter::check(int ret, const char* call, int line) {
     return false;
 }
 
-void FrameConverter::configure(const std::string& name, bool want_rgb, bool want_host_luma) {
+void FrameConverter::configure(const std::string& name, bool want_rgb, bool want_yuv, bool want_host_luma) {
     name_ = name;
     want_rgb_ = want_rgb;
+    want_yuv_ = want_yuv;
     want_host_luma_ = want_host_luma;
 }
 
@@ -97,7 +98,11 @@ bool FrameConverter::prepare_conversion(const AVFrame* f) {
     if (want_rgb_)
         rgb_sws_.reset(sws_getCachedContext(rgb_sws_.release(), w, h, src_format, ow, oh, AV_PIX_FMT_RGB24,
                                             SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
-    if (!gray_sws_ || (want_rgb_ && !rgb_sws_)) {
+    yuv_copy_ = src_format == AV_PIX_FMT_YUV420P && Size{w, h} == out_size_;
+    if (want_yuv_ && !yuv_copy_)
+        yuv_sws_.reset(sws_getCachedContext(yuv_sws_.release(), w, h, src_format, ow, oh, AV_PIX_FMT_YUV420P,
+                                            SWS_BILINEAR, nullptr, nullptr, nullptr));
+    if (!gray_sws_ || (want_rgb_ && !rgb_sws_) || (want_yuv_ && !yuv_copy_ && !yuv_sws_)) {
         const char* fmt_name = av_get_pix_fmt_name(src_format);
         error_ = "'" + name_ + "': cannot convert frames of pixel format " + (fmt_name ? fmt_name : "unknown") +
                  " (sws_getCachedContext failed)";
@@ -112,6 +117,16 @@ bool FrameConverter::prepare_conversion(const AVFrame* f) {
     // output keeps YUV's Y values (source range = output range); RGB is expanded for display.
     sws_setColorspaceDetails(gray_sws_.get(), coeffs, 1, coeffs, 1, 0, 1 << 16, 1 << 16);
     if (rgb_sws_) sws_setColorspaceDetails(rgb_sws_.get(), coeffs, full_range ? 1 : 0, coeffs, 1, 0, 1 << 16, 1 << 16);
+    // The video's YUV keeps a YUV source's values (same matrix and range in and out); RGB and
+    // grey sources get limited-range BT.601, what players assume without tags.
+    const bool yuv_source = is_yuv(src_format);
+    yuv_format_ = {yuv_source && cs == SWS_CS_ITU709   ? YuvMatrix::kBt709
+                   : yuv_source && cs == SWS_CS_BT2020 ? YuvMatrix::kBt2020
+                                                       : YuvMatrix::kBt601,
+                   yuv_source && full_range};
+    if (yuv_sws_ && yuv_source)
+        sws_setColorspaceDetails(yuv_sws_.get(), coeffs, full_range ? 1 : 0, coeffs, full_range ? 1 : 0, 0, 1 << 16,
+                                 1 << 16);
     conversion_key_ = key;
     return true;
 }
@@ -128,6 +143,39 @@ bool FrameConverter::scale_rgb(const AVFrame* f, Frame& out) {
     return true;
 }
 
+bool FrameConverter::fill_yuv(const AVFrame* f, Frame& out) {
+    const int w = out_size_.width, h = out_size_.height, cw = (w + 1) / 2, ch = (h + 1) / 2;
+    out.yuv.resize(yuv420_bytes(w, h));
+    std::uint8_t* planes[4] = {out.yuv.data(), out.yuv.data() + static_cast<std::size_t>(w) * h,
+                               out.yuv.data() + static_cast<std::size_t>(w) * h + static_cast<std::size_t>(cw) * ch,
+                               nullptr};
+    int strides[4] = {w, cw, cw, 0};
+    out.yuv_format = yuv_format_;
+    if (yuv_copy_) {
+        for (int p = 0; p < 3; ++p)
+            for (int y = 0; y < (p ? ch : h); ++y)
+                std::memcpy(planes[p] + static_cast<std::size_t>(y) * strides[p],
+                            f->data[p] + static_cast<std::ptrdiff_t>(y) * f->linesize[p], strides[p]);
+        return true;
+    }
+    if (sws_scale(yuv_sws_.get(), f->data, f->linesize, 0, f->height, planes, strides) != h) {
+        error_ = "'" + name_ + "': sws_scale to YUV 4:2:0 failed (" + code_location(__FILE__, __LINE__) + ")";
+        return false;
+    }
+    return true;
+}
+
+bool FrameConverter::finish_host(const AVFrame* f, Frame& out) {
+    if (want_rgb_) {
+        if (!scale_rgb(f, out)) return false;
+    } else {
+        out.rgb.clear();
+    }
+    if (want_yuv_) return fill_yuv(f, out);
+    out.yuv.clear();
+    return true;
+}
+
 bool FrameConverter::convert_host(const AVFrame* f, Frame& out) {
     if (!prepare_conversion(f)) return false;
     const int w = out_size_.width, h = out_size_.height;
@@ -138,9 +186,7 @@ bool FrameConverter::convert_host(const AVFrame* f, Frame& out) {
         for (int y = 0; y < h; ++y)
             std::memcpy(out.luma.data() + static_cast<std::size_t>(y) * w,
                         f->data[0] + static_cast<std::ptrdiff_t>(y) * f->linesize[0], w);
-        if (want_rgb_) return scale_rgb(f, out);
-        out.rgb.clear();
-        return true;
+        return finish_host(f, out);
     }
     uint8_t* gray_dst[4] = {out.luma.data(), nullptr, nullptr, nullptr};
     int gray_stride[4] = {w, 0, 0, 0};
@@ -148,9 +194,7 @@ bool FrameConverter::convert_host(const AVFrame* f, Frame& out) {
         error_ = "'" + name_ + "': sws_scale to GRAY8 failed (" + code_location(__FILE__, __LINE__) + ")";
         return false;
     }
-    if (want_rgb_) return scale_rgb(f, out);
-    out.rgb.clear();
-    return true;
+    return finish_host(f, out);
 }
 
 // An NVDEC frame: the Y plane stays on the device, kept mapped by a reference to the frame.
@@ -177,15 +221,16 @@ bool FrameConverter::convert_device(const AVFrame* f, Frame& out) {
         auto* frame = static_cast<AVFrame*>(p);
         av_frame_free(&frame);
     });
-    if (!want_rgb_) {
+    if (!want_rgb_ && !want_yuv_) {
         out.rgb.clear();
+        out.yuv.clear();
         if (!want_host_luma_) {
             out.luma.clear();
             return true;
         }
         return download_luma(f, out);
     }
-    // RGB needs the whole frame on the host: NV12 into a reused frame, then swscale.
+    // RGB and YUV 4:2:0 need the whole frame on the host: NV12 into a reused frame, then swscale.
     AVFrame* host = download_frame(f);
     if (!host) return false;
     if (want_host_luma_) {
@@ -196,7 +241,7 @@ bool FrameConverter::convert_device(const AVFrame* f, Frame& out) {
     } else {
         out.luma.clear();
     }
-    return prepare_conversion(host) && scale_rgb(host, out);
+    return prepare_conversion(host) && finish_host(host, out);
 }
 
 // The whole NV12 frame in host memory (a frame reused while the size stays), or nullptr.

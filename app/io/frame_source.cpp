@@ -88,7 +88,7 @@ bool LibavSource::open(const SourceOptions& options, const ResolvedInput& input,
     if (!demuxer_.open(options, input, error)) return false;
     time_base_ = demuxer_.stream()->time_base;
     origin_ts_ = demuxer_.start_time();
-    converter_.configure(demuxer_.name(), options.want_rgb, options.want_host_luma);
+    converter_.configure(demuxer_.name(), options.want_rgb, options.want_yuv, options.want_host_luma);
 
     frame_.reset(av_frame_alloc());
     packet_.reset(av_packet_alloc());

@@ -28,6 +28,7 @@ struct SourceOptions {
     SourceKind kind = SourceKind::kAuto;  // auto: /dev/video* -> camera, "scheme://" -> URL,
                                           // a '%' pattern or an OTB folder -> image sequence
     bool want_rgb = true;                 // also convert to RGB24 for display / annotation
+    bool want_yuv = false;                // also fill Frame::yuv (the annotated video's input)
     double open_timeout_s = 10.0;         // opening any input gives up after this (0: never)
     double read_timeout_s = 5.0;          // a read that blocks longer ends with an error
                                           // (0: never)

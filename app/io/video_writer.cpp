@@ -38,6 +38,7 @@ public:
     bool write_rgb(const std::uint8_t* rgb, std::size_t pitch, std::string* error) override {
         return write(rgb, pitch, AV_PIX_FMT_RGB24, error);
     }
+    bool write_yuv420(const std::uint8_t* yuv, YuvFormat format, std::string* error) override;
     bool write_gray(const std::uint8_t* gray, std::size_t pitch, std::string* error) override {
         return write(gray, pitch, AV_PIX_FMT_GRAY8, error);
     }
@@ -59,19 +60,30 @@ private:
     Size coded_;  // what the encoder gets: size_ padded to even where chroma is subsampled
     AVPixelFormat pixel_format_ = AV_PIX_FMT_NONE;
     bool full_range_ = false;
-    AVFormatContext* format_ = nullptr;  // output contexts have no unique_ptr-friendly closer
+    YuvMatrix matrix_ = YuvMatrix::kBt601;  // of the file's YUV (tagged)
+    AVFormatContext* format_ = nullptr;     // output contexts have no unique_ptr-friendly closer
     AVStream* stream_ = nullptr;
     std::unique_ptr<AVCodecContext, CodecFreer> codec_;
     std::unique_ptr<AVFrame, FrameFreer> frame_;
     std::unique_ptr<AVPacket, PacketFreer> packet_;
-    std::unique_ptr<SwsContext, SwsFreer> rgb_sws_, gray_sws_;
+    std::unique_ptr<SwsContext, SwsFreer> rgb_sws_, gray_sws_, yuv_sws_;
+    YuvFormat yuv_sws_format_;  // the input format yuv_sws_ was made for
     int64_t next_pts_ = 0;
     bool open_ = false;
     std::string encoder_, note_;
 };
 
 const char* x264_preset(VideoQuality q) {
-    return q == VideoQuality::kFast ? "superfast" : q == VideoQuality::kBest ? "medium" : "veryfast";
+    return q == VideoQuality::kFast ? "ultrafast" : q == VideoQuality::kBest ? "medium" : "veryfast";
+}
+
+int sws_matrix(YuvMatrix m) {
+    return m == YuvMatrix::kBt709 ? SWS_CS_ITU709 : m == YuvMatrix::kBt2020 ? SWS_CS_BT2020 : SWS_CS_ITU601;
+}
+AVColorSpace av_matrix(YuvMatrix m) {
+    return m == YuvMatrix::kBt709    ? AVCOL_SPC_BT709
+           : m == YuvMatrix::kBt2020 ? AVCOL_SPC_BT2020_NCL
+                                     : AVCOL_SPC_SMPTE170M;
 }
 const char* nvenc_preset(VideoQuality q) {
     return q == VideoQuality::kFast ? "p1" : q == VideoQuality::kBest ? "p7" : "p4";
@@ -145,6 +157,11 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
     if (desc->log2_chroma_h > 0) coded_.height += coded_.height & 1;
     // Lossless output is full range so that grey levels survive exactly.
     full_range_ = (x264 && options.crf == 0) || pixel_format_ == AV_PIX_FMT_YUVJ420P;
+    // YUV frames go in as they come where the encoder takes their layout.
+    if (options.yuv && pixel_format_ == AV_PIX_FMT_YUV420P) {
+        full_range_ = options.yuv->full_range;
+        matrix_ = options.yuv->matrix;
+    }
 
     codec_.reset(avcodec_alloc_context3(codec));
     AVCodecContext* cc = codec_.get();
@@ -157,7 +174,7 @@ bool LibavWriter::open(const std::string& path, Size size, const VideoWriterOpti
     cc->time_base = av_inv_q(rate);
     cc->sample_aspect_ratio = AVRational{1, 1};
     cc->color_range = full_range_ ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
-    if (!(desc->flags & AV_PIX_FMT_FLAG_RGB)) cc->colorspace = AVCOL_SPC_SMPTE170M;  // = sws's
+    if (!(desc->flags & AV_PIX_FMT_FLAG_RGB)) cc->colorspace = av_matrix(matrix_);  // = sws's
     // x264 threads well on its own. The others are fallbacks or single images, where
     // slice threads only cost quality; frame threads would also keep a reference to our
     // frame and force a copy per frame.
@@ -246,7 +263,7 @@ bool LibavWriter::write(const std::uint8_t* data, std::size_t pitch, AVPixelForm
                          av_get_pix_fmt_name(pixel_format_);
             return false;
         }
-        const int* coeffs = sws_getCoefficients(SWS_CS_ITU601);
+        const int* coeffs = sws_getCoefficients(sws_matrix(matrix_));
         // Fails (-1) when the target is RGB: no YUV range to set then.
         sws_setColorspaceDetails(sws.get(), coeffs, 1, coeffs, full_range_ ? 1 : 0, 0, 1 << 16, 1 << 16);
     }
@@ -257,6 +274,49 @@ bool LibavWriter::write(const std::uint8_t* data, std::size_t pitch, AVPixelForm
     if (sws_scale(sws.get(), src, src_stride, 0, size_.height, f->data, f->linesize) != size_.height) {
         if (error) *error = "writing '" + path_ + "': sws_scale failed (video_writer.cpp)";
         return false;
+    }
+    pad_edges();
+    f->pts = next_pts_++;
+    return encode(f, error);
+}
+
+bool LibavWriter::write_yuv420(const std::uint8_t* yuv, YuvFormat format, std::string* error) {
+    if (!open_) {
+        if (error) *error = "writing '" + path_ + "': the writer is closed";
+        return false;
+    }
+    AVFrame* f = frame_.get();
+    if (!CT_AV_CHECK(av_frame_make_writable(f), error)) return false;
+    const int w = size_.width, h = size_.height, cw = (w + 1) / 2, ch = (h + 1) / 2;
+    const std::uint8_t* planes[4] = {yuv, yuv + static_cast<std::size_t>(w) * h,
+                                     yuv + static_cast<std::size_t>(w) * h + static_cast<std::size_t>(cw) * ch,
+                                     nullptr};
+    int strides[4] = {w, cw, cw, 0};
+    if (pixel_format_ == AV_PIX_FMT_YUV420P && format == YuvFormat{matrix_, full_range_}) {
+        for (int p = 0; p < 3; ++p)
+            for (int y = 0; y < (p ? ch : h); ++y)
+                std::memcpy(f->data[p] + static_cast<std::ptrdiff_t>(y) * f->linesize[p],
+                            planes[p] + static_cast<std::size_t>(y) * strides[p], strides[p]);
+    } else {
+        if (!yuv_sws_ || !(yuv_sws_format_ == format)) {
+            const AVPixelFormat target = pixel_format_ == AV_PIX_FMT_YUVJ420P ? AV_PIX_FMT_YUV420P : pixel_format_;
+            yuv_sws_.reset(
+                sws_getContext(w, h, AV_PIX_FMT_YUV420P, w, h, target, SWS_BILINEAR, nullptr, nullptr, nullptr));
+            if (!yuv_sws_) {
+                if (error)
+                    *error = "writing '" + path_ + "': sws_getContext failed for yuv420p -> " +
+                             av_get_pix_fmt_name(pixel_format_);
+                return false;
+            }
+            sws_setColorspaceDetails(yuv_sws_.get(), sws_getCoefficients(sws_matrix(format.matrix)),
+                                     format.full_range ? 1 : 0, sws_getCoefficients(sws_matrix(matrix_)),
+                                     full_range_ ? 1 : 0, 0, 1 << 16, 1 << 16);
+            yuv_sws_format_ = format;
+        }
+        if (sws_scale(yuv_sws_.get(), planes, strides, 0, h, f->data, f->linesize) != h) {
+            if (error) *error = "writing '" + path_ + "': sws_scale failed (video_writer.cpp)";
+            return false;
+        }
     }
     pad_edges();
     f->pts = next_pts_++;
@@ -320,6 +380,7 @@ void LibavWriter::release() {
     open_ = false;
     rgb_sws_.reset();
     gray_sws_.reset();
+    yuv_sws_.reset();
     packet_.reset();
     frame_.reset();
     codec_.reset();

@@ -5,13 +5,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "app/util/colour.h"
 #include "corrtrack/image.h"
 
 namespace corrtrack {
 
-// Encoder speed against compression at the same quality (crf): x264 presets superfast /
+// Encoder speed against compression at the same quality (crf): x264 presets ultrafast /
 // veryfast / medium, NVENC presets p1 / p4 / p7.
 enum class VideoQuality { kFast, kBalanced, kBest };
 const char* to_string(VideoQuality q);  // "fast", "balanced", "best"
@@ -27,11 +29,16 @@ struct VideoWriterOptions {
     // not open (no NVENC on this GPU, no driver library) the software encoder runs and
     // encoder_note() says why.
     bool hardware = false;
+    // The format of the frames write_yuv420() will get. Where the encoder takes YUV 4:2:0 (not
+    // lossless x264) the file is tagged with it and those frames go in as they are; unset:
+    // limited-range BT.601, as write_rgb() converts.
+    std::optional<YuvFormat> yuv;
 };
 
 // Encoding choices:
 //   h264_nvenc (options.hardware): preset p1/p4/p7, constant quality (cq = crf + 3), yuv420p.
-//   libx264: preset by options.quality (veryfast for kBalanced); yuv420p limited range,
+//   libx264: preset by options.quality (ultrafast / veryfast / medium); yuv420p limited range
+//            (or options.yuv's range and matrix),
 //            except crf 0: yuv444p full range, so
 //            grey and colour survive bit-exactly (High 4:4:4 Predictive, which lossless x264
 //            needs anyway; not every hardware player decodes it).
@@ -52,6 +59,9 @@ public:
                                              std::string* error);
     // rgb: packed RGB24 rows, `pitch` bytes apart. Frames get consecutive timestamps.
     virtual bool write_rgb(const std::uint8_t* rgb, std::size_t pitch, std::string* error) = 0;
+    // Packed YUV 4:2:0 (Y, then U, then V: yuv420_bytes in app/io/frame.h) in `format`: copied
+    // straight in when that is the file's format, else converted.
+    virtual bool write_yuv420(const std::uint8_t* yuv, YuvFormat format, std::string* error) = 0;
     // Grey input (replicated to RGB), for synthetic test clips.
     virtual bool write_gray(const std::uint8_t* gray, std::size_t pitch, std::string* error) = 0;
     // Flushes the encoder and writes the trailer; also done by the destructor if not called.

@@ -60,6 +60,7 @@ std::unique_ptr<FrameSession> FrameSession::open(MultiTracker& tracker, const Se
     const bool device_frames =
         o.want_rgb && o.rgb_consumer_takes_device && tracker.on_gpu() && so.decode != DecodeMode::kSoftware;
     so.want_rgb = o.want_rgb && !device_frames;
+    so.want_yuv = o.want_yuv;
     auto source = FrameSource::open(so, error);
     if (source && device_frames && source->decode_mode() != "nvdec") {
         // NVDEC declined the input (codec, profile, no device): software frames need host RGB.
@@ -81,12 +82,14 @@ SessionFrame FrameSession::describe(const Frame* f) {
     s.decoded_size = f->decoded_size;
     s.decode_ms = f->decode_ms;
     s.decode_start = f->decode_start;
+    s.latency_start = f->decode_start;
     s.frame = f;
     return s;
 }
 
 bool FrameSession::next(SessionFrame* out) {
     const std::atomic<bool>* stop = pacing_.stop;
+    Clock::time_point due{};
     if (!paced_) {
         paced_ = true;
         pace_start_ = Clock::now();
@@ -109,8 +112,8 @@ bool FrameSession::next(SessionFrame* out) {
         if (pacing_.realtime) {
             // Frame n is due at start + (pts_n - pts_0); one more than an interval late is dropped.
             if (first_pts_ < 0) first_pts_ = f->pts;
-            const auto due = pace_start_ + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(f->pts - first_pts_));
+            due = pace_start_ +
+                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f->pts - first_pts_));
             const auto now = Clock::now();
             if (taken_ > 0 && now - due > std::chrono::duration<double>(interval)) {
                 ++late_drops_;
@@ -121,6 +124,11 @@ bool FrameSession::next(SessionFrame* out) {
         }
         ++taken_;
         *out = describe(f);
+        if (pacing_.realtime)
+            out->latency_start = f->decode_start < due
+                                     ? due - std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double, std::milli>(f->decode_ms))
+                                     : due;
         upload(*out);
         return true;
     }
@@ -180,7 +188,7 @@ double FrameSession::finish(SessionFrame& f, std::vector<TrackResult>& results) 
             for (TrackResult& r : results) r.times.upload_ms += copy_ms;
         }
     }
-    const double latency = ms_between(f.decode_start, ready);
+    const double latency = ms_between(f.latency_start, ready);
     for (TrackResult& r : results) {
         r.times.decode_ms = f.decode_ms;
         r.times.latency_ms = latency;

@@ -38,10 +38,11 @@ void match_source_to_tracker(SourceOptions& so, const MultiTracker& tracker, Dec
 
 struct SessionOptions {
     // input, timeouts, stop flag, reader...; the session sets decode, cuda_stream,
-    // want_host_luma, want_rgb and held_frames itself.
+    // want_host_luma, want_rgb, want_yuv and held_frames itself.
     SourceOptions source;
     DecodeMode decode = DecodeMode::kAuto;
-    bool want_rgb = false;  // a consumer reads Frame::rgb (annotated video, texture upload)
+    bool want_rgb = false;  // a consumer reads Frame::rgb (texture upload, the GUI's recording)
+    bool want_yuv = false;  // a consumer reads Frame::yuv (track's annotated video)
     // ...and that consumer also takes NVDEC frames on the device (the GUI's interop frame
     // sink): host RGB only when frames do not stay there. When NVDEC declines the input the
     // input is re-opened with host RGB.
@@ -68,6 +69,10 @@ struct SessionFrame {
     Size decoded_size;  // differs from size when the source scaled a frame of another size
     double decode_ms = 0;
     std::chrono::steady_clock::time_point decode_start;
+    // Where latency counts from: decode_start; with realtime pacing the frame's due time,
+    // when a live source would have delivered it (a file is decoded ahead of it), less the
+    // decode time when the frame was decoded before it was due.
+    std::chrono::steady_clock::time_point latency_start;
     const Frame* frame = nullptr;  // the slot, until released
     int device_slot = -1;          // FrameUploader slot, or -1 (not copied: CPU path, NVDEC)
 };

@@ -19,4 +19,14 @@ Rgb turbo(float t) {
     return {q(r), q(g), q(b)};
 }
 
+Yuv to_yuv(Rgb c, YuvFormat f) {
+    const double kr = f.matrix == YuvMatrix::kBt709 ? 0.2126 : f.matrix == YuvMatrix::kBt2020 ? 0.2627 : 0.299;
+    const double kb = f.matrix == YuvMatrix::kBt709 ? 0.0722 : f.matrix == YuvMatrix::kBt2020 ? 0.0593 : 0.114;
+    const double y = kr * c.r + (1 - kr - kb) * c.g + kb * c.b;                     // 0..255
+    const double cb = (c.b - y) / (2 * (1 - kb)), cr = (c.r - y) / (2 * (1 - kr));  // -127.5..127.5
+    auto q = [](double v) { return static_cast<std::uint8_t>(std::clamp(v, 0.0, 255.0) + 0.5); };
+    if (f.full_range) return {q(y), q(128 + cb), q(128 + cr)};
+    return {q(16 + y * 219 / 255), q(128 + cb * 224 / 255), q(128 + cr * 224 / 255)};
+}
+
 }  // namespace corrtrack

@@ -1,0 +1,256 @@
+// `corrtrack bench --e2e` through the CLI binary on a generated clip (CPU path): the
+// decode-vs-track table, --targets and --streams (counts, fields, no drops at full speed), and
+// the target grid on its own. Without a GPU the NVDEC rows say why they are missing; with one
+// they are timed too. Part of test_bench.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/bench/target_grid.h"
+#include "corrtrack/correlator.h"
+#include "tests/support/clip_suite.h"
+#include "tests/support/run_cli.h"
+#include "tests/support/synthetic_clip.h"
+
+namespace corrtrack {
+namespace {
+
+using test::read_text;
+using test::run_cli;
+
+class BenchE2e : public test::SuiteDir<BenchE2e> {
+public:
+    static constexpr const char* kTag = "bench-e2e";
+
+protected:
+    static void SetUpTestSuite() {
+        SuiteDir::SetUpTestSuite();
+        // A build carried to another host names its binary as the rest of test_bench finds it.
+        const char* moved = std::getenv("CORRTRACK_BINARY");
+        if (moved && *moved && !std::getenv("CORRTRACK_TEST_BINARY")) ::setenv("CORRTRACK_TEST_BINARY", moved, 1);
+        spec_.frames = 30;
+        spec_.crf = 18;
+        spec_.codec = "libx264";
+        std::string error;
+        ASSERT_EQ(write_synthetic_clip(clip(), spec_, &error).size(), 30u) << error;
+    }
+    static std::string clip() { return d() + "/clip.mp4"; }
+    // Runs the bench with `args` and returns its JSON document.
+    static nlohmann::json bench(const std::string& args, test::CliResult* out = nullptr) {
+        const test::CliResult r =
+            run_cli("bench --e2e " + clip() + " --e2e-repeats 1 " + args + " --json " + d() + "/e2e.json", d());
+        EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+        if (out) *out = r;
+        return r.exit_code == 0 ? nlohmann::json::parse(read_text(d() + "/e2e.json")) : nlohmann::json::object();
+    }
+    static const nlohmann::json* row(const nlohmann::json& rows, const std::string& decode) {
+        for (const auto& r : rows)
+            if (r["decode"] == decode && !r.contains("unavailable")) return &r;
+        return nullptr;
+    }
+    static inline SyntheticClipSpec spec_;
+};
+
+TEST_F(BenchE2e, TimesDecodeAloneAgainstDecodePlusTrack) {
+    const auto doc = bench("--e2e-box 60,70,40,32");
+    ASSERT_EQ(doc["clips"].size(), 1u);
+    const auto& modes = doc["clips"][0]["modes"];
+    ASSERT_GE(modes.size(), 1u);
+    const auto& sw = modes[0];
+    EXPECT_EQ(sw["decode"], "sw");
+    EXPECT_EQ(sw["frames"], 30);
+    EXPECT_GT(sw["decode_only_fps"].get<double>(), 0.0);
+    EXPECT_GT(sw["decode_track_fps"].get<double>(), 0.0);
+    EXPECT_GT(sw["latency_ms"]["median"].get<double>(), 0.0);
+    EXPECT_GE(sw["latency_ms"]["p95"].get<double>(), sw["latency_ms"]["median"].get<double>());
+    EXPECT_GT(sw["stages"]["correlate"]["median_ms"].get<double>(), 0.0);
+    ASSERT_EQ(modes.size(), 2u) << "an NVDEC row, timed or saying why not";
+    if (!cuda_available()) {
+        EXPECT_TRUE(modes[1].contains("unavailable"));
+        EXPECT_NE(modes[1]["unavailable"].get<std::string>().find("NVDEC"), std::string::npos);
+    } else if (!modes[1].contains("unavailable")) {
+        EXPECT_EQ(modes[1]["decode"], "nvdec");
+        EXPECT_LE(doc["clips"][0]["sw_vs_nvdec_max_centre_px"].get<double>(), 0.5);
+    }
+    EXPECT_FALSE(doc["clips"][0].contains("targets")) << "only with --targets";
+    EXPECT_FALSE(doc["clips"][0].contains("streams")) << "only with --streams";
+}
+
+// --targets 4: four textured 40x40 boxes on a 3x2 grid of the 320x240 clip, every frame
+// tracked; --streams 2: two copies at full speed, every frame of both, nothing dropped, against
+// two decode-only sessions that decode every frame too. With NVDEC, auto with
+// --nvdec-streams 1 puts one stream on NVDEC and the other on the CPU.
+TEST_F(BenchE2e, TargetsAndStreamsComeFromOneCommand) {
+    test::CliResult r;
+    const auto doc = bench("--targets 4 --streams 2 --e2e-decode sw,auto --nvdec-streams 1", &r);
+    EXPECT_EQ(doc["target_counts"], nlohmann::json::array({4}));
+    EXPECT_EQ(doc["stream_counts"], nlohmann::json::array({2}));
+    EXPECT_EQ(doc["decoders"], nlohmann::json::array({"sw", "auto"}));
+    const auto& c = doc["clips"][0];
+    EXPECT_EQ(c["modes"].size(), 1u) << "sw only: nvdec was not asked for";
+
+    const nlohmann::json* t = row(c["targets"], "sw");
+    ASSERT_TRUE(t) << c["targets"].dump();
+    EXPECT_EQ((*t)["targets"], 4);
+    EXPECT_EQ((*t)["frames"], 30);
+    EXPECT_EQ((*t)["textured"], 4);
+    EXPECT_GE((*t)["min_std_dev"].get<double>(), kTexturedStdDev);
+    EXPECT_EQ((*t)["grid"], nlohmann::json::array({3, 2}));
+    EXPECT_EQ((*t)["target_size"], nlohmann::json::array({40, 40}));
+    EXPECT_GT((*t)["tracking_fps"].get<double>(), 0.0);
+    EXPECT_GT((*t)["decode_track_fps"].get<double>(), 0.0);
+    EXPECT_GT((*t)["correlate_median_ms"].get<double>(), 0.0);
+    EXPECT_GE((*t)["latency_ms"]["p95"].get<double>(), (*t)["latency_ms"]["median"].get<double>());
+
+    const nlohmann::json* s = row(c["streams"], "sw");
+    ASSERT_TRUE(s) << c["streams"].dump();
+    EXPECT_EQ((*s)["streams"], 2);
+    EXPECT_EQ((*s)["frames"], 60);
+    EXPECT_EQ((*s)["realtime"], false);
+    EXPECT_EQ((*s)["live_dropped"], 0);
+    EXPECT_EQ((*s)["late_dropped"], 0);
+    EXPECT_EQ((*s)["decoders"]["sw"], 2);
+    EXPECT_EQ((*s)["decoders"]["nvdec"], 0);
+    EXPECT_EQ((*s)["decode_only_ceiling"]["frames"], 60);
+    EXPECT_GT((*s)["decode_only_ceiling"]["fps"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ((*s)["of_ceiling"].get<double>(),
+                     (*s)["fps"].get<double>() / (*s)["decode_only_ceiling"]["fps"].get<double>());
+    EXPECT_GE((*s)["latency_ms"]["p95"].get<double>(), (*s)["latency_ms"]["median"].get<double>());
+    EXPECT_GT((*s)["latency_ms"]["median"].get<double>(), 0.0);
+    ASSERT_EQ((*s)["per_stream"].size(), 2u);
+    EXPECT_EQ((*s)["per_stream"][0]["name"], "clip");
+    EXPECT_EQ((*s)["per_stream"][1]["name"], "clip-2");
+    for (const auto& one : (*s)["per_stream"]) {
+        EXPECT_EQ(one["frames"], 30);
+        EXPECT_EQ(one["decode"], "sw");
+        EXPECT_EQ(one["live_dropped"], 0);
+        EXPECT_EQ(one["late_dropped"], 0);
+    }
+    if (const nlohmann::json* a = row(c["streams"], "auto")) {
+        EXPECT_EQ((*a)["frames"], 60);
+        EXPECT_EQ((*a)["decoders"]["nvdec"], 1);
+        EXPECT_EQ((*a)["decoders"]["sw"], 1);
+        EXPECT_EQ((*a)["per_stream"][0]["decode"], "nvdec");
+        EXPECT_EQ((*a)["per_stream"][1]["decode"], "sw");
+        EXPECT_NE((*a)["per_stream"][1]["decode_why"].get<std::string>().find("NVDEC full"), std::string::npos);
+        EXPECT_EQ((*a)["live_dropped"], 0);
+        EXPECT_EQ((*a)["late_dropped"], 0);
+    } else {
+        // auto without NVDEC would time the CPU decoders again: one line says so.
+        ASSERT_EQ(c["streams"].size(), 2u);
+        EXPECT_NE(c["streams"][0]["unavailable"].get<std::string>().find("the same as sw"), std::string::npos);
+    }
+    EXPECT_NE(r.out.find("\ntargets: N boxes of 40x40"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nstreams: N copies"), std::string::npos) << r.out;
+}
+
+// Paced to the clip's 25 fps: every frame is either tracked or counted as a late drop, and the
+// latency is also given in frame times.
+TEST_F(BenchE2e, RealtimeStreamsCountEveryFrame) {
+    const auto doc = bench("--streams 2 --realtime --e2e-decode sw --e2e-frames 10");
+    const nlohmann::json* s = row(doc["clips"][0]["streams"], "sw");
+    ASSERT_TRUE(s);
+    EXPECT_EQ((*s)["realtime"], true);
+    EXPECT_EQ((*s)["frames"].get<long>() + (*s)["late_dropped"].get<long>(), 20);
+    EXPECT_EQ((*s)["live_dropped"], 0);
+    EXPECT_NEAR((*s)["latency_p95_frame_times"].get<double>(), (*s)["latency_ms"]["p95"].get<double>() / 40.0, 1e-9);
+    EXPECT_EQ((*s)["decode_only_ceiling"]["frames"], 20) << "the ceiling runs at full speed, --e2e-frames each";
+}
+
+TEST_F(BenchE2e, ScaleOptionsNeedAClipAndSaneValues) {
+    const struct {
+        std::string args, message;
+    } cases[] = {
+        {"bench --targets 4", "give --e2e CLIP"},
+        {"bench --streams 2 --kernels cpu_fast", "give --e2e CLIP"},
+        {"bench --e2e " + clip() + " --targets 0", "--targets"},
+        {"bench --e2e " + clip() + " --streams 100000", "--streams"},
+        {"bench --e2e " + clip() + " --target-size 0x4 --targets 1", "--target-size"},
+        {"bench --e2e " + clip() + " --e2e-decode cuvid", "--e2e-decode 'cuvid'"},
+        {"bench --e2e " + clip() + " --nvdec-streams 0", "--nvdec-streams"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.args);
+        const test::CliResult r = run_cli(c.args, d());
+        EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+        EXPECT_NE((r.out + r.err).find(c.message), std::string::npos) << r.out << r.err;
+    }
+    // Boxes larger than the frame: said, exit 1.
+    const test::CliResult r =
+        run_cli("bench --e2e " + clip() + " --e2e-repeats 1 --targets 1 --target-size 400x40", d());
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("do not fit a 320x240 frame"), std::string::npos) << r.err;
+}
+
+// A flat grey frame with two textured squares: each cell's box lands on its square.
+TEST(TargetGrid, BoxesGoToTheTexturedSpotOfTheirCell) {
+    const int w = 200, h = 100;
+    std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h, 128);
+    auto texture = [&](int x0, int y0) {
+        for (int y = y0; y < y0 + 30; ++y)
+            for (int x = x0; x < x0 + 30; ++x) luma[static_cast<std::size_t>(y) * w + x] = (x * 37 + y * 91) % 251;
+    };
+    texture(55, 40);
+    texture(150, 8);
+    const TargetGrid g = grid_targets(luma.data(), w, h, 20, 20, 2, 1);
+    EXPECT_EQ(g.cols, 2);
+    EXPECT_EQ(g.rows, 1);
+    ASSERT_EQ(g.boxes.size(), 2u);
+    EXPECT_EQ(g.textured, 2);
+    // Inside each square (step 1: the exact spots).
+    EXPECT_GE(g.boxes[0].x, 55);
+    EXPECT_LE(g.boxes[0].x + 20, 85);
+    EXPECT_GE(g.boxes[0].y, 40);
+    EXPECT_LE(g.boxes[0].y + 20, 70);
+    EXPECT_GE(g.boxes[1].x, 150);
+    EXPECT_LE(g.boxes[1].x + 20, 180);
+    EXPECT_GE(g.boxes[1].y, 8);
+    EXPECT_LE(g.boxes[1].y + 20, 38);
+    for (double sd : g.std_dev) EXPECT_GE(sd, kTexturedStdDev);
+
+    // Flat everywhere: the boxes are still laid out, none textured.
+    const std::vector<std::uint8_t> flat(static_cast<std::size_t>(w) * h, 90);
+    const TargetGrid f = grid_targets(flat.data(), w, h, 20, 20, 3);
+    EXPECT_EQ(f.boxes.size(), 3u);
+    EXPECT_EQ(f.textured, 0);
+}
+
+// Only the left half has texture: the first grid's right cells are flat, so a finer grid
+// puts every box on the left.
+TEST(TargetGrid, FlatCellsAreLeftOutForTexturedOnesOfAFinerGrid) {
+    const int w = 120, h = 60;
+    std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h, 100);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w / 2; ++x) luma[static_cast<std::size_t>(y) * w + x] = (x * 37 + y * 91) % 251;
+    const TargetGrid g = grid_targets(luma.data(), w, h, 16, 16, 4);
+    ASSERT_EQ(g.boxes.size(), 4u);
+    EXPECT_EQ(g.textured, 4);
+    EXPECT_GT(g.cols * g.rows, 4) << "a finer grid than 4 cells";
+    for (const BoxF& b : g.boxes) EXPECT_LE(b.x + b.width, w / 2 + 4) << b.x;
+}
+
+TEST(TargetGrid, MoreBoxesThanFitOverlapInsideTheFrame) {
+    const int w = 100, h = 50;
+    std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h);
+    for (std::size_t i = 0; i < luma.size(); ++i) luma[i] = static_cast<std::uint8_t>(i * 7919 % 256);
+    const TargetGrid g = grid_targets(luma.data(), w, h, 20, 20, 50);
+    ASSERT_EQ(g.boxes.size(), 50u);
+    EXPECT_GE(g.cols * g.rows, 50);
+    for (const BoxF& b : g.boxes) {
+        EXPECT_GE(b.x, 0);
+        EXPECT_GE(b.y, 0);
+        EXPECT_LE(b.x + b.width, w);
+        EXPECT_LE(b.y + b.height, h);
+    }
+    EXPECT_TRUE(grid_targets(luma.data(), w, h, 120, 20, 1).boxes.empty()) << "wider than the frame";
+    EXPECT_TRUE(grid_targets(luma.data(), w, h, 20, 20, 0).boxes.empty());
+}
+
+}  // namespace
+}  // namespace corrtrack
