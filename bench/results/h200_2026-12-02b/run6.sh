@@ -17,7 +17,7 @@ t() {  # NAME LIMIT CMD...
 }
 t sweep 60 build/tests/test_kernel_sweep
 t memcheck_fused 60 compute-sanitizer --tool memcheck build/tests/test_kernel_sweep --gtest_filter='*cuda_mma_fused*'
-t racecheck_fused 90 compute-sanitizer --tool racecheck build/tests/test_kernel_sweep --gtest_filter='*cuda_mma_fused*'
+t racecheck_fused 60 compute-sanitizer --tool racecheck build/tests/test_kernel_sweep --gtest_filter='*cuda_mma_fused*'
 t tracker 60 build/tests/test_tracker
 t gpu_context 60 build/tests/test_gpu_context
 t gpu_search 60 build/tests/test_gpu_search
