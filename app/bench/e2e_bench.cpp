@@ -10,6 +10,7 @@
 
 #include "app/bench/e2e_clip.h"
 #include "app/bench/e2e_streams.h"
+#include "app/bench/median_run.h"
 #include "app/bench/target_grid.h"
 #include "app/cli/cli_common.h"
 #include "app/io/frame_source.h"
@@ -86,17 +87,7 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
 // The median-fps pass of `repeats` runs (its other figures come with it).
 Pass best_of(const std::string& clip, DecodeMode decode, bool track, const std::vector<BoxF>& boxes,
              const E2eOptions& o, const GpuContext& gpu) {
-    std::vector<Pass> runs;
-    for (int r = 0; r < std::max(1, o.repeats); ++r) {
-        runs.push_back(run_pass(clip, decode, track, boxes, o, gpu));
-        if (!runs.back().ok) return runs.back();
-    }
-    std::vector<double> fps;
-    for (const Pass& p : runs) fps.push_back(p.fps);
-    std::sort(runs.begin(), runs.end(), [](const Pass& a, const Pass& b) { return a.fps < b.fps; });
-    Pass mid = runs[runs.size() / 2];
-    mid.fps_runs = fps;
-    return mid;
+    return median_of_runs(o.repeats, [&] { return run_pass(clip, decode, track, boxes, o, gpu); });
 }
 
 nlohmann::json stage_json(const StageSamples& s) {

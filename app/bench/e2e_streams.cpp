@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "app/bench/median_run.h"
 #include "app/cli/track_streams.h"
 #include "app/pipeline/frame_session.h"
 #include "app/util/stats.h"
@@ -125,23 +126,6 @@ Ceiling decode_ceiling(const E2eClip& clip, const std::vector<DecodeMode>& decod
     c.ok = true;
     c.fps = c.frames / std::max(c.seconds, 1e-9);
     return c;
-}
-
-// The median-fps run of `repeats` (its other figures come with it), all fps kept.
-template <typename Run>
-auto median_of_runs(int repeats, const Run& run_once) {
-    using Pass = decltype(run_once());
-    std::vector<Pass> runs;
-    for (int r = 0; r < std::max(1, repeats); ++r) {
-        runs.push_back(run_once());
-        if (!runs.back().ok) return runs.back();
-    }
-    std::vector<double> fps;
-    for (const Pass& p : runs) fps.push_back(p.fps);
-    std::sort(runs.begin(), runs.end(), [](const Pass& a, const Pass& b) { return a.fps < b.fps; });
-    Pass mid = runs[runs.size() / 2];
-    mid.fps_runs = fps;
-    return mid;
 }
 
 }  // namespace

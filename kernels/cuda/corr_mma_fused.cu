@@ -106,10 +106,7 @@ public:
         return err.empty();
     }
     void set_template(ImageView templ, Stream stream) override {
-        upload_.set(templ, templ.height, stream);
-        kblocks_ = k_blocks(templ.width);
-        uint2* bfrag = bfrag_.ensure(static_cast<std::size_t>(kblocks_) * templ.height * kWarp);
-        launch_mma_pack_b(upload_.device(), templ.width, templ.height, kblocks_, bfrag, as_cuda(stream));
+        kblocks_ = set_mma_template(templ, stream, upload_, bfrag_);
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
         jpdc_check_run(*this, frame, p, out, upload_);

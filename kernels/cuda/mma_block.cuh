@@ -14,6 +14,8 @@
 #include <string>
 
 #include "corrtrack/correlator.h"
+#include "corrtrack/cuda_util.h"
+#include "cuda/common.cuh"
 #include "corrtrack/ncc_math.h"
 
 namespace corrtrack {
@@ -223,6 +225,16 @@ std::string mma_limits_error(const MmaDevice& dev, const NccProblem& p, int bloc
 // Packs template rows (tw x th, packed pitch) into kblocks * th * 32 B fragments (b_fragment),
 // one kernel launch on the stream (corr_mma.cu).
 void launch_mma_pack_b(const std::uint8_t* templ, int tw, int th, int kblocks, uint2* bfrag, cudaStream_t stream);
+
+// A new template for either tensor-core kernel: uploaded (device copy and statistics) and
+// packed into B fragments on the stream; returns its K-blocks.
+inline int set_mma_template(ImageView templ, Stream stream, TemplateUpload& upload, DeviceBuffer<uint2>& bfrag) {
+    upload.set(templ, templ.height, stream);
+    const int kblocks = k_blocks(templ.width);
+    uint2* b = bfrag.ensure(static_cast<std::size_t>(kblocks) * templ.height * kWarp);
+    launch_mma_pack_b(upload.device(), templ.width, templ.height, kblocks, b, as_cuda(stream));
+    return kblocks;
+}
 
 }  // namespace mma
 }  // namespace corrtrack
