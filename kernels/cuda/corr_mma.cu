@@ -192,21 +192,7 @@ public:
 
 protected:
     MmaArgs args(ImageView frame, const NccProblem& p) const {
-        const Size o = p.out_size();
-        const int th = p.templ.height;
-        return MmaArgs{frame.data,
-                       frame.pitch,
-                       p.roi.x,
-                       p.roi.y,
-                       p.roi.width,
-                       p.roi.height,
-                       th,
-                       kblocks_,
-                       tile_pitch(kblocks_),
-                       tile_rows(shape_.rows, th, shape_.warps),
-                       bfrag_.get(),
-                       o.width,
-                       o.height};
+        return mma_args(frame, p, kblocks_, bfrag_.get(), shape_.rows, shape_.warps);
     }
     DeviceOps ops(const NccProblem& p, MapView out) const {
         return DeviceOps{{}, integral_.tables(), upload_.stats(), out.data, out.pitch, p.templ.width, p.templ.height};

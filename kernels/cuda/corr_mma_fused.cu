@@ -112,19 +112,7 @@ public:
         jpdc_check_run(*this, frame, p, out, upload_);
         const Size o = p.out_size();
         const int tw = p.templ.width, th = p.templ.height;
-        const MmaArgs a{frame.data,
-                        frame.pitch,
-                        p.roi.x,
-                        p.roi.y,
-                        p.roi.width,
-                        p.roi.height,
-                        th,
-                        kblocks_,
-                        tile_pitch(kblocks_),
-                        tile_rows(Cfg::R, th, Cfg::W),
-                        bfrag_.get(),
-                        o.width,
-                        o.height};
+        const MmaArgs a = mma_args(frame, p, kblocks_, bfrag_.get(), Cfg::R, Cfg::W);
         const BoxLayout box = box_layout(tw, th, a.tile_pitch, Cfg::kThreads / Cfg::kRows);
         const FusedOps ops{{}, upload_.stats(), out.data, out.pitch};
         const std::size_t smem = fused_smem_bytes<Cfg>(tw, th);

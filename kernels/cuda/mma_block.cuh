@@ -226,6 +226,25 @@ std::string mma_limits_error(const MmaDevice& dev, const NccProblem& p, int bloc
 // one kernel launch on the stream (corr_mma.cu).
 void launch_mma_pack_b(const std::uint8_t* templ, int tw, int th, int kblocks, uint2* bfrag, cudaStream_t stream);
 
+// One run's arguments for a block shape of `warps` warps of `rows_per_warp` output rows.
+inline MmaArgs mma_args(ImageView frame, const NccProblem& p, int kblocks, const uint2* bfrag, int rows_per_warp,
+                        int warps) {
+    const Size o = p.out_size();
+    return MmaArgs{frame.data,
+                   frame.pitch,
+                   p.roi.x,
+                   p.roi.y,
+                   p.roi.width,
+                   p.roi.height,
+                   p.templ.height,
+                   kblocks,
+                   tile_pitch(kblocks),
+                   tile_rows(rows_per_warp, p.templ.height, warps),
+                   bfrag,
+                   o.width,
+                   o.height};
+}
+
 // A new template for either tensor-core kernel: uploaded (device copy and statistics) and
 // packed into B fragments on the stream; returns its K-blocks.
 inline int set_mma_template(ImageView templ, Stream stream, TemplateUpload& upload, DeviceBuffer<uint2>& bfrag) {
