@@ -465,8 +465,11 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                 grp.pixels.resize(tb * count);
                 for (int k = 0; k < count; ++k) {
                     const ImageView& img = requests[items[first + k].request].templ.image;
-                    for (int y = 0; y < ts.height; ++y)
-                        std::copy(img.row(y), img.row(y) + ts.width, &grp.pixels[k * tb + y * ts.width]);
+                    if (img.pitch == static_cast<std::size_t>(ts.width))  // a target's templates are packed
+                        std::copy(img.data, img.data + tb, &grp.pixels[k * tb]);
+                    else
+                        for (int y = 0; y < ts.height; ++y)
+                            std::copy(img.row(y), img.row(y) + ts.width, &grp.pixels[k * tb + y * ts.width]);
                 }
                 StatClock clock(stat(&GpuSearchStats::set_template_ms));
                 grp.corr->set_template({grp.pixels.data(), ts.width, ts.height * count,

@@ -27,7 +27,7 @@ constexpr int kColBatch = 8;  // loads in flight per thread before the dependent
 constexpr int kFinishWidth = 32;
 constexpr int kFinishRows = 8;
 
-constexpr int kPrefixThreads = 256;  // template rows per step of the prefix kernel
+constexpr int kPrefixThreads = 256;  // template rows per block of the prefix kernel
 
 // Seeds each tile of a row scan with the total of the tiles before it.
 struct RunningTotal {
@@ -153,39 +153,56 @@ static __global__ void __launch_bounds__(kColWidth* kColSegments)
     }
 }
 
-// Thread t of a step owns template row base + t: it sums the row (and packs its words when
-// asked), then two block scans turn the row sums into prefixes, carried across steps.
+// The template prefix in two kernels: the rows in parallel over the whole GPU (a stacked
+// batch of 768 templates of 40x40 is 30720 rows; one block doing them all took most of a
+// tracker's correlation time), then one block scans the row sums in place.
+// Thread r sums template row r into prefix[r + 1] (and packs its words when asked).
 static __global__ void __launch_bounds__(kPrefixThreads)
-    template_prefix_kernel(const std::uint8_t* __restrict__ templ, int width, int rows,
-                           TemplatePrefix* __restrict__ prefix, std::uint32_t* __restrict__ words) {
-    using Scan = cub::BlockScan<std::uint64_t, kPrefixThreads>;
-    __shared__ typename Scan::TempStorage tmp;
+    template_rows_kernel(const std::uint8_t* __restrict__ templ, int width, int rows,
+                         TemplatePrefix* __restrict__ prefix, std::uint32_t* __restrict__ words) {
+    const int r = blockIdx.x * kPrefixThreads + threadIdx.x;
+    if (r == 0) prefix[0] = {0, 0};
+    if (r >= rows) return;
     const int nwords = (width + 3) / 4;
-    RunningTotal run_sum{0}, run_sq{0};
-    if (threadIdx.x == 0) prefix[0] = {0, 0};
-    for (int base = 0; base < rows; base += kPrefixThreads) {  // every thread takes every step
-        const int r = base + threadIdx.x;
-        std::uint64_t s = 0, q = 0;
-        if (r < rows) {
-            const std::uint8_t* row = templ + static_cast<std::size_t>(r) * width;
-            for (int i = 0; i < nwords; ++i) {
-                std::uint32_t w = 0;
-                for (int b = 0; b < 4; ++b) {
-                    if (4 * i + b >= width) break;
-                    const std::uint32_t v = __ldg(row + 4 * i + b);
-                    w |= v << (8 * b);
-                    s += v;
-                    q += v * v;
-                }
-                if (words) words[static_cast<std::size_t>(r) * nwords + i] = w;
-            }
+    const std::uint8_t* row = templ + static_cast<std::size_t>(r) * width;
+    std::uint64_t s = 0, q = 0;
+    for (int i = 0; i < nwords; ++i) {
+        std::uint32_t w = 0;
+        for (int b = 0; b < 4; ++b) {
+            if (4 * i + b >= width) break;
+            const std::uint32_t v = __ldg(row + 4 * i + b);
+            w |= v << (8 * b);
+            s += v;
+            q += v * v;
         }
-        std::uint64_t sum = 0, sum_sq = 0;
-        Scan(tmp).InclusiveSum(s, sum, run_sum);
-        __syncthreads();
-        Scan(tmp).InclusiveSum(q, sum_sq, run_sq);
-        __syncthreads();
-        if (r < rows) prefix[r + 1] = {sum, sum_sq};
+        if (words) words[static_cast<std::size_t>(r) * nwords + i] = w;
+    }
+    prefix[r + 1] = {s, q};
+}
+
+constexpr int kPrefixScanThreads = 1024;
+
+struct PrefixSum {
+    __device__ TemplatePrefix operator()(const TemplatePrefix& a, const TemplatePrefix& b) const {
+        return {a.sum + b.sum, a.sum_sq + b.sum_sq};
+    }
+};
+
+// Thread t turns a contiguous run of the row sums prefix[1..rows] into prefixes: its run's
+// total, a block scan of the totals, then the run again from its offset.
+static __global__ void __launch_bounds__(kPrefixScanThreads) template_scan_kernel(int rows, TemplatePrefix* prefix) {
+    using Scan = cub::BlockScan<TemplatePrefix, kPrefixScanThreads>;
+    __shared__ typename Scan::TempStorage tmp;
+    const int per = (rows + kPrefixScanThreads - 1) / kPrefixScanThreads;
+    const int r0 = 1 + threadIdx.x * per;
+    const int r1 = min(r0 + per, rows + 1);
+    TemplatePrefix total{0, 0};
+    for (int r = r0; r < r1; ++r) total = PrefixSum{}(total, prefix[r]);
+    TemplatePrefix run;
+    Scan(tmp).ExclusiveScan(total, run, TemplatePrefix{0, 0}, PrefixSum{});
+    for (int r = r0; r < r1; ++r) {
+        run = PrefixSum{}(run, prefix[r]);
+        prefix[r] = run;
     }
 }
 
@@ -271,7 +288,10 @@ void GpuIntegral::build(ImageView roi, cudaStream_t stream) {
 
 void launch_template_prefix(const std::uint8_t* templ, int width, int rows, TemplatePrefix* prefix,
                             std::uint32_t* words, cudaStream_t stream) {
-    template_prefix_kernel<<<1, kPrefixThreads, 0, stream>>>(templ, width, rows, prefix, words);
+    template_rows_kernel<<<(rows + kPrefixThreads - 1) / kPrefixThreads, kPrefixThreads, 0, stream>>>(
+        templ, width, rows, prefix, words);
+    CORRTRACK_CUDA_LAUNCHED();
+    template_scan_kernel<<<1, kPrefixScanThreads, 0, stream>>>(rows, prefix);
     CORRTRACK_CUDA_LAUNCHED();
 }
 

@@ -92,7 +92,8 @@ public:
             require_device(out.data, named("output"));
             checked_out_ = out.data;
         }
-        const DeviceTemplateStats& s = t.stats();
+        // A batch's kernels take each template's sums from the device prefix: the stack's are unused.
+        const DeviceTemplateStats s = p.templates == 1 ? t.stats() : DeviceTemplateStats{0, 0, 0};
         return NccArgs{frame.data,   frame.pitch,   frame.width,    p.roi.x,  p.roi.y,     p.roi.width,
                        p.roi.height, p.templ.width, p.templ.height, out.data, out.pitch,   o.width,
                        o.height,     s.n,           s.sum,          s.sum_sq, p.templates, p.template_roi_step};
@@ -161,7 +162,7 @@ public:
         one.template_roi_step = 0;
         for (int k = 0; k < p.templates; ++k) {
             if (stale_[k]) {
-                const ImageView host{t.host().data() + k * templ_bytes, p.templ.width, p.templ.height,
+                const ImageView host{t.host() + k * templ_bytes, p.templ.width, p.templ.height,
                                      static_cast<std::size_t>(p.templ.width), MemorySpace::kHost};
                 impls_[k]->set_template(host, s);
                 stale_[k] = false;
