@@ -31,11 +31,11 @@ struct FusedCfg {
 using CfgFused = FusedCfg<4, 8>;    // cuda_mma_fused
 using CfgFusedW4 = FusedCfg<4, 4>;  // cuda_mma_fused_w4: 16-row blocks, less shared memory each
 
-// Bytes of the block's tile, its sum table (right after the tile, whose size is a multiple of
-// 16) and its map slot (map_slot).
+// Bytes of the block's tile plus its sum table (the table starts right after the tile, whose
+// size is a multiple of 16).
 template <class Cfg>
 std::size_t fused_smem_bytes(int tw, int th) {
-    return tile_bytes(Cfg::R, tw, th, Cfg::W) + box_table_bytes(Cfg::kRows, tw) + sizeof(FusedMap);
+    return tile_bytes(Cfg::R, tw, th, Cfg::W) + box_table_bytes(Cfg::kRows, tw);
 }
 
 // One block of template bz's map: stage the tile, the box-sum phases (each followed by a
@@ -49,13 +49,16 @@ CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& batch, const BoxLay
     const int y0 = by * Cfg::kRows;
     std::uint8_t* tile = smem;
     uint2* sums = reinterpret_cast<uint2*>(smem + a.tile_pitch * a.tile_rows);
-    // Template bz's map (its statistics: two prefix entries) is loaded once, by thread 0 while
-    // the tile is staged, and read back from shared memory in the epilogue: kept in registers
-    // through the mma loop it cost 8 (sm_90: 70 instead of 62, one block less per SM).
-    FusedMap* map = map_slot(sums, Cfg::kRows, box);
-    if (tid == 0) *map = fused_map(ops, prefix, bz, box.tw, a.th, a.out_h);
+    // Template bz's sums (two prefix entries) are loaded by thread 0 while the tile is staged and
+    // kept in the tile's unread tail (sums_slot) until the epilogue: computed after the mma loop
+    // instead, its index arithmetic stayed live through the loop (sm_90: 70 registers instead
+    // of 62, one block less per SM). The slot is written after the barrier: staging writes it too.
+    TemplateSums tsums{0u, 0u};
+    if (tid == 0) tsums = template_sums(ops, prefix, bz, a.th);
     stage_tile<Cfg::kThreads>(ops, a, tile, tid, x0, y0);
     ops.sync();
+    TemplateSums* slot = sums_slot(tile, a.tile_pitch);
+    if (tid == 0) *slot = tsums;
     uint2 carry = make_uint2(0u, 0u);
 #pragma unroll
     for (int phase = 0; phase < kBoxPhases; ++phase) {
@@ -67,8 +70,8 @@ CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& batch, const BoxLay
     if (y0 + warp * Cfg::R >= a.out_h) return;  // no barrier follows
     int acc[Cfg::R][4];
     mma_accumulate<Cfg, true>(ops, a, tile, warp, lane, acc);
-    const FusedMap m = *map;  // a copy: read once, not again after every store (they might alias)
-    fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, m, acc);
+    const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
+    fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, map, acc);
 }
 
 // The block's operations on the GPU: the shared mma ones plus the sum table's shared-memory

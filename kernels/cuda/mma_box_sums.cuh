@@ -132,28 +132,40 @@ CORRTRACK_HD void box_phase(const Ops& ops, int phase, const BoxLayout& L, const
     }
 }
 
+// Template k's sums from the stack's (rows + 1)-entry prefix table (TemplatePrefix: built on
+// the device when the template is set; Ops::prefix_entry loads one entry). 32 bits hold them
+// exactly: sum <= 65536 x 255 and sum_sq <= 65536 x 255^2 < 2^32 for any template up to 256x256.
+struct TemplateSums {
+    std::uint32_t sum, sum_sq;
+};
+
+template <class Ops>
+CORRTRACK_HD TemplateSums template_sums(const Ops& ops, const TemplatePrefix* prefix, int k, int th) {
+    const std::size_t lo = static_cast<std::size_t>(k) * th;
+    const TemplatePrefix a = ops.prefix_entry(prefix + lo), b = ops.prefix_entry(prefix + lo + th);
+    return {static_cast<std::uint32_t>(b.sum - a.sum), static_cast<std::uint32_t>(b.sum_sq - a.sum_sq)};
+}
+
+// Where a block keeps its template's sums from the staging barrier to the epilogue: the last 8
+// bytes of tile row 0 (8-aligned), which stage_tile writes but nothing reads. tile_pitch is
+// 128 + 32 kblocks; the A fragments read columns < 120 + 32 kblocks, the box sums columns
+// < 127 + tw <= 120 + 32 kblocks. So the slot costs no shared memory (32 bytes more would have
+// cost a block per SM in some shapes, e.g. _w4 at 40x40: 7 -> 6).
+CORRTRACK_HD TemplateSums* sums_slot(std::uint8_t* tile, int tile_pitch) {
+    return reinterpret_cast<TemplateSums*>(tile + tile_pitch - static_cast<int>(sizeof(TemplateSums)));
+}
+
 // The map a block writes: template k's (output rows from row0 = k * out_h of the stacked
-// output) and that template's exact statistics, from the stack's (rows + 1)-entry prefix table
-// (TemplatePrefix: built on the device when the template is set; Ops::prefix_entry loads one
-// entry). One template: k = 0.
+// output) and that template's exact statistics. One template: k = 0.
 struct FusedMap {
     std::size_t row0;
     DeviceTemplateStats stats;
 };
 
-template <class Ops>
-CORRTRACK_HD FusedMap fused_map(const Ops& ops, const TemplatePrefix* prefix, int k, int tw, int th, int out_h) {
-    const std::size_t lo = static_cast<std::size_t>(k) * th;
-    const TemplatePrefix a = ops.prefix_entry(prefix + lo), b = ops.prefix_entry(prefix + lo + th);
-    return {static_cast<std::size_t>(k) * out_h,
-            {static_cast<std::int64_t>(tw) * th, static_cast<std::int64_t>(b.sum - a.sum),
-             static_cast<std::int64_t>(b.sum_sq - a.sum_sq)}};
-}
-
-// The block's FusedMap in shared memory, right after its sum table of block_rows rows (8-byte
-// aligned: the table's entries are).
-CORRTRACK_HD FusedMap* map_slot(uint2* sums, int block_rows, const BoxLayout& L) {
-    return reinterpret_cast<FusedMap*>(sums + static_cast<std::size_t>(block_rows) * L.pitch);
+CORRTRACK_HD FusedMap fused_map(TemplateSums t, int k, int tw, int th, int out_h) {
+    return {
+        static_cast<std::size_t>(k) * out_h,
+        {static_cast<std::int64_t>(tw) * th, static_cast<std::int64_t>(t.sum), static_cast<std::int64_t>(t.sum_sq)}};
 }
 
 // Warp `warp`'s outputs of the block at (x0, y0) of map `map`: accumulator acc[i][c] is the

@@ -1,16 +1,17 @@
 // A host emulation of cuda_mma_fused's block (fused_block in corr_mma_fused.cu) for the tests
-// without a GPU. The block's own code (template_view, mma_args, fused_map, stage_tile,
-// box_phase, mma_accumulate, fused_epilogue from mma_block.cuh and mma_box_sums.cuh) runs thread
-// by thread in the order the kernel's barriers impose, for every block of every template (grid
-// z), against checking operations: every frame read inside its frame row and 4-byte aligned,
-// every tile read inside the tile and staged, every sum-table access inside the table, no read
-// of an entry nobody wrote, no two threads on one entry in one phase unless both only read it,
-// every B fragment and prefix entry read inside its buffer, every store inside its map. The
-// warp-wide mma.sync is computed from the PTX ISA's m16n8k32 .u8 fragment tables once all 32
-// lanes of a warp have issued it (mma_accumulate has no barrier, so lanes can run one after the
-// other). check_shape then wants, for every output of every map: stored exactly once, SI, SII
-// and SIT equal to direct sums over its template's roi, its template's statistics equal to
-// direct sums, and its NCC the formula on direct sums, bit for bit.
+// without a GPU. The block's own code (template_view, mma_args, template_sums, sums_slot,
+// fused_map, stage_tile, box_phase, mma_accumulate, fused_epilogue from mma_block.cuh and
+// mma_box_sums.cuh) runs thread by thread in the order the kernel's barriers impose, for every
+// block of every template (grid z), against checking operations: every frame read inside its
+// frame row and 4-byte aligned, every tile read inside the tile and staged, every sum-table
+// access inside the table, no read of an entry nobody wrote, no two threads on one entry in one
+// phase unless both only read it, every B fragment and prefix entry read inside its buffer, no
+// tile read of the template sums' slot, every store inside its map. The warp-wide mma.sync is
+// computed from the PTX ISA's m16n8k32 .u8 fragment tables once all 32 lanes of a warp have
+// issued it (mma_accumulate has no barrier, so lanes can run one after the other). check_shape
+// then wants, for every output of every map: stored exactly once, SI, SII and SIT equal to
+// direct sums over its template's roi, its template's statistics equal to direct sums, and its
+// NCC the formula on direct sums, bit for bit.
 // Left to the GPU sweep: that the hardware does what PTX's tables say, the barriers, the launch.
 #pragma once
 
@@ -75,6 +76,7 @@ struct CheckOps {
     int frame_w = 0, frame_h = 0;
     std::uint8_t* tile = nullptr;
     std::size_t tile_size = 0;
+    std::ptrdiff_t slot = -1;  // tile offset of the template sums' 8 bytes (sums_slot): never read
     uint2* sums = nullptr;
     std::size_t sums_size = 0;  // entries
     const uint2* bfrag = nullptr;
@@ -135,6 +137,8 @@ struct CheckOps {
             return false;
         }
         if (off % bytes) fail("unaligned tile read");
+        if (slot >= 0 && off < slot + static_cast<std::ptrdiff_t>(sizeof(TemplateSums)) && off + bytes > slot)
+            fail("tile read of the template sums' slot");
         for (int q = 0; q < bytes; ++q)
             if (!staged[off + q]) fail("tile read of an unstaged byte");
         return true;
@@ -380,9 +384,8 @@ void check_shape(const Case& c, const Prepared& pr) {
     std::vector<std::string> errors;
     std::vector<Stored> stored(pr.direct.size(), Stored{0, 0, 0, {0, 0, 0}, 0});
     std::vector<std::uint8_t> tile(static_cast<std::size_t>(batch.tile_pitch) * batch.tile_rows);
-    // The table, then the map slot (fused_smem_bytes: sizeof(FusedMap) more).
     const std::size_t table = static_cast<std::size_t>(Cfg::kRows) * box.pitch;
-    std::vector<uint2> sums(table + sizeof(FusedMap) / sizeof(uint2));
+    std::vector<uint2> sums(table);
     CheckOps ops;
     ops.frame = pr.frame;
     ops.pitch = pr.pitch;
@@ -415,18 +418,24 @@ void check_shape(const Case& c, const Prepared& pr) {
                 ops.reader.assign(table, -1);
                 ops.write_phase.assign(table, -1);
                 ops.read_phase.assign(table, -1);
-                // fused_block's order: template bz's view and map (thread 0), stage, barrier,
-                // each box phase then a barrier, then per warp the mma loop and the epilogue.
+                // fused_block's order: template bz's view, its sums (thread 0), stage, barrier,
+                // the sums into their slot (thread 0), each box phase then a barrier, then per
+                // warp the mma loop, the map from the slot and the epilogue.
                 const MmaArgs a = template_view(batch, bz);
                 const int x0 = bx * kTileOutputs, y0 = by * Cfg::kRows;
-                FusedMap* map = map_slot(sums.data(), Cfg::kRows, box);
                 ops.phase = -1;
                 ops.tid = 0;
-                *map = fused_map(ops, pr.prefix.data(), bz, box.tw, a.th, a.out_h);
+                ops.slot = -1;
+                const TemplateSums tsums = template_sums(ops, pr.prefix.data(), bz, a.th);
                 for (int tid = 0; tid < Cfg::kThreads; ++tid) {
                     ops.tid = tid;
                     stage_tile<Cfg::kThreads>(ops, a, tile.data(), tid, x0, y0);
                 }
+                TemplateSums* slot = sums_slot(tile.data(), a.tile_pitch);
+                ops.slot = reinterpret_cast<std::uint8_t*>(slot) - tile.data();
+                ASSERT_EQ(ops.slot % static_cast<std::ptrdiff_t>(sizeof(TemplateSums)), 0);
+                ASSERT_LT(ops.slot, a.tile_pitch);  // in row 0
+                *slot = tsums;
                 std::vector<uint2> carry(Cfg::kThreads, make_uint2(0u, 0u));
                 for (int phase = 0; phase < kBoxPhases; ++phase) {
                     ops.phase = phase;
@@ -447,9 +456,10 @@ void check_shape(const Case& c, const Prepared& pr) {
                         mma_accumulate<Cfg, true>(ops, a, tile.data(), warp, lane, acc[lane]);
                     }
                     warp_mma<Cfg::R>(calls, acc, static_cast<long long>(c.tw) * c.th <= kMaxTemplateArea, errors);
+                    const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
                     for (int lane = 0; lane < kWarp; ++lane) {
                         ops.tid = warp * kWarp + lane;
-                        fused_epilogue<Cfg>(ops, box, sums.data(), warp, lane, x0, y0, a.out_w, a.out_h, *map,
+                        fused_epilogue<Cfg>(ops, box, sums.data(), warp, lane, x0, y0, a.out_w, a.out_h, map,
                                             acc[lane]);
                     }
                 }
