@@ -1,5 +1,6 @@
 // auto: the first time a bucket of similar problem shapes comes (see ShapeKey), times every
-// available CUDA kernel that supports it (for a batch: cuda_dp4a, cuda_dp4a_ilp, cuda_fft)
+// available CUDA kernel that supports it (for a batch: cuda_dp4a, cuda_dp4a_ilp, cuda_fft and,
+// on sm_80+, cuda_mma_fused)
 // with CUDA events and remembers the fastest for the whole process; later calls in that
 // bucket go straight to it. The timing round is the one place that synchronizes.
 // The choices are bounded: at most kMaxShapes buckets are remembered (least recently used

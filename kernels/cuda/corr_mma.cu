@@ -10,6 +10,7 @@
 // the first GPU run (NOTES_mma.md).
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -149,14 +150,11 @@ struct DeviceOpsSit : DeviceOps {
 #endif
 };
 
-static __global__ void pack_b_kernel(const std::uint8_t* __restrict__ templ, int tw, int th, int kblocks,
+// rows: the template's, or a whole stack's (a batch packs as one tall template).
+static __global__ void pack_b_kernel(const std::uint8_t* __restrict__ templ, int tw, int rows, int n,
                                      uint2* __restrict__ bfrag) {
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= kblocks * th * kWarp) return;
-    const int lane = idx % kWarp;
-    const int j = (idx / kWarp) % th;
-    const int b = idx / (kWarp * th);
-    bfrag[idx] = b_fragment(templ + static_cast<std::size_t>(j) * tw, tw, b, lane);
+    if (idx < n) bfrag[idx] = b_fragment_at(templ, tw, rows, idx);
 }
 
 template <class Cfg, class DOps>
@@ -306,13 +304,18 @@ MmaDevice MmaDevice::current() {
     return d;
 }
 
-std::string mma_limits_error(const MmaDevice& dev, const NccProblem& p, int block_rows, std::size_t smem_bytes) {
+std::string mma_limits_error(const MmaDevice& dev, const NccProblem& p, int block_rows, std::size_t smem_bytes,
+                             bool batches) {
     const long long area = p.templ.area();
     const Size o = p.out_size();
     if (dev.cc_major < 8)
         return "int8 mma.sync needs compute capability 8.0 or newer (this GPU is " + std::to_string(dev.cc_major) +
                "." + std::to_string(dev.cc_minor) + ")";
-    if (p.templates != 1) return std::to_string(p.templates) + " templates in one pass: only one is supported";
+    if (p.templates != 1 && !batches)
+        return std::to_string(p.templates) + " templates in one pass: this kernel runs one at a time";
+    if (p.templates > kMaxBatchTemplates)
+        return std::to_string(p.templates) + " templates in one pass: at most " + std::to_string(kMaxBatchTemplates) +
+               " (one grid layer each)";
     if (area > kMaxTemplateArea)
         return "template " + std::to_string(p.templ.width) + "x" + std::to_string(p.templ.height) + " has " +
                std::to_string(area) + " pixels; the s32 tensor-core accumulator holds at most " +
@@ -327,8 +330,13 @@ std::string mma_limits_error(const MmaDevice& dev, const NccProblem& p, int bloc
 }
 
 void launch_mma_pack_b(const std::uint8_t* templ, int tw, int th, int kblocks, uint2* bfrag, cudaStream_t stream) {
-    const int n = kblocks * th * kWarp;
-    pack_b_kernel<<<div_up(n, 256), 256, 0, stream>>>(templ, tw, th, kblocks, bfrag);
+    // int indices (64-bit division more than doubled the kernel); no run could use more.
+    const long long n = static_cast<long long>(kblocks) * th * kWarp;
+    if (n > kMaxBFragments)
+        throw std::invalid_argument("template stack of " + std::to_string(tw) + "x" + std::to_string(th) + " needs " +
+                                    std::to_string(n) + " B fragments, more than the " +
+                                    std::to_string(kMaxBFragments) + " the mma kernels index");
+    pack_b_kernel<<<div_up(static_cast<int>(n), 256), 256, 0, stream>>>(templ, tw, th, static_cast<int>(n), bfrag);
     CORRTRACK_CUDA_LAUNCHED();
 }
 

@@ -1,8 +1,9 @@
 // cuda_mma_fused: cuda_mma's int8 tensor-core numerator (mma.sync m16n8k32 Toeplitz GEMM, the
 // same block pieces: mma_block.cuh) with the window sums SI, SII computed inside the same
 // kernel from the frame tile the block stages anyway (mma_box_sums.cuh), so a run is one
-// kernel launch and no integral-image pass over the roi. Design, bounds and what to measure:
-// kernels/cuda/NOTES_mma_fused.md.
+// kernel launch and no integral-image pass over the roi; a batch of templates (stacked, each
+// with its roi) is the same launch with one grid layer per template. Design, bounds and what to
+// measure: kernels/cuda/NOTES_mma_fused.md.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,17 +38,27 @@ std::size_t fused_smem_bytes(int tw, int th) {
     return tile_bytes(Cfg::R, tw, th, Cfg::W) + box_table_bytes(Cfg::kRows, tw);
 }
 
-// One block: stage the tile, the box-sum phases (each followed by a barrier), then warp w's
-// R rows of numerators and their NCC. Rows past the map still take part in the barriers.
+// One block of template bz's map: stage the tile, the box-sum phases (each followed by a
+// barrier), then warp w's R rows of numerators and their NCC. Rows past the map still take part
+// in the barriers. batch: the run's arguments (template 0's); prefix: the stack's statistics.
 template <class Cfg, class Ops>
-CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& a, const BoxLayout& box, std::uint8_t* smem, int tid,
-                              int bx, int by) {
+CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& batch, const BoxLayout& box, const TemplatePrefix* prefix,
+                              std::uint8_t* smem, int tid, int bx, int by, int bz) {
+    const MmaArgs a = template_view(batch, bz);
     const int x0 = bx * kTileOutputs;
     const int y0 = by * Cfg::kRows;
     std::uint8_t* tile = smem;
     uint2* sums = reinterpret_cast<uint2*>(smem + a.tile_pitch * a.tile_rows);
+    // Template bz's sums (two prefix entries) are loaded by thread 0 while the tile is staged and
+    // kept in the tile's unread tail (sums_slot) until the epilogue: computed after the mma loop
+    // instead, its index arithmetic stayed live through the loop (sm_90: 70 registers instead
+    // of 62, one block less per SM). The slot is written after the barrier: staging writes it too.
+    TemplateSums tsums{0u, 0u};
+    if (tid == 0) tsums = template_sums(ops, prefix, bz, a.th);
     stage_tile<Cfg::kThreads>(ops, a, tile, tid, x0, y0);
     ops.sync();
+    TemplateSums* slot = sums_slot(tile, a.tile_pitch);
+    if (tid == 0) *slot = tsums;
     uint2 carry = make_uint2(0u, 0u);
 #pragma unroll
     for (int phase = 0; phase < kBoxPhases; ++phase) {
@@ -58,15 +69,15 @@ CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& a, const BoxLayout&
     const int warp = tid / kWarp, lane = tid % kWarp;
     if (y0 + warp * Cfg::R >= a.out_h) return;  // no barrier follows
     int acc[Cfg::R][4];
-    mma_accumulate<Cfg>(ops, a, tile, warp, lane, acc);
-    fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, acc);
+    mma_accumulate<Cfg, true>(ops, a, tile, warp, lane, acc);
+    const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
+    fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, map, acc);
 }
 
 // The block's operations on the GPU: the shared mma ones plus the sum table's shared-memory
 // accesses and the NCC store (the one formula, ncc_from_sums, as every kernel).
 struct FusedOps : MmaDeviceOps {
-    DeviceTemplateStats stats;
-    float* out;
+    float* out;             // row 0 of map 0 (the maps stacked)
     std::size_t out_pitch;  // floats
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -74,25 +85,37 @@ struct FusedOps : MmaDeviceOps {
     __device__ __forceinline__ uint2 sums_load(const uint2* p) const { return *p; }
     __device__ __forceinline__ uint4 sums_load_pair(const uint2* p) const { return *reinterpret_cast<const uint4*>(p); }
     __device__ __forceinline__ void sums_store(uint2* p, uint2 v) const { *p = v; }
-    __device__ __forceinline__ void store_ncc(int x, int y, std::uint32_t si, std::uint32_t sii,
+    __device__ __forceinline__ TemplatePrefix prefix_entry(const TemplatePrefix* p) const {
+        return {__ldg(&p->sum), __ldg(&p->sum_sq)};
+    }
+    __device__ __forceinline__ void store_ncc(const FusedMap& m, int x, int y, std::uint32_t si, std::uint32_t sii,
                                               std::uint32_t sit) const {
-        out[static_cast<std::size_t>(y) * out_pitch + x] =
-            ncc_from_sums(stats.n, static_cast<std::int64_t>(si), static_cast<std::int64_t>(sii),
-                          static_cast<std::int64_t>(sit), stats.sum, stats.sum_sq);
+        out[(m.row0 + static_cast<std::size_t>(y)) * out_pitch + x] =
+            ncc_from_sums(m.stats.n, static_cast<std::int64_t>(si), static_cast<std::int64_t>(sii),
+                          static_cast<std::int64_t>(sit), m.stats.sum, m.stats.sum_sq);
     }
 #endif
 };
 
+// gridDim.z = the templates of a batch (1 for one template).
 template <class Cfg>
-static __global__ void __launch_bounds__(Cfg::kThreads) corr_mma_fused_kernel(MmaArgs a, BoxLayout box, FusedOps ops) {
+static __global__ void __launch_bounds__(Cfg::kThreads)
+    corr_mma_fused_kernel(MmaArgs a, BoxLayout box, const TemplatePrefix* __restrict__ prefix, FusedOps ops) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     extern __shared__ __align__(16) std::uint8_t fused_smem[];
-    fused_block<Cfg>(ops, a, box, fused_smem, static_cast<int>(threadIdx.x), static_cast<int>(blockIdx.x),
-                     static_cast<int>(blockIdx.y));
+    fused_block<Cfg>(ops, a, box, prefix, fused_smem, static_cast<int>(threadIdx.x), static_cast<int>(blockIdx.x),
+                     static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
 #endif
 }
 
-// One kernel per run: no integral tables, so no roi-size limit of their own.
+// B fragments of the whole stack as one template of th * templates rows.
+long long bfrag_entries(const NccProblem& p) {
+    return static_cast<long long>(k_blocks(p.templ.width)) * p.templ.height * p.templates * kWarp;
+}
+
+// One kernel per run, for one template or a batch (grid z): no integral tables, so no roi-size
+// limit of their own. set_template packs the stack's B fragments and its prefix table (one
+// kernel each); run() only launches.
 template <class Cfg>
 class CudaMmaFused final : public Correlator {
 public:
@@ -100,21 +123,30 @@ public:
     const KernelInfo& info() const override { return info_; }
     bool supports(const NccProblem& p, std::string* why) const override {
         if (!cuda_supports_common(p, why)) return false;
-        const std::string err =
-            mma_limits_error(device_, p, Cfg::kRows, fused_smem_bytes<Cfg>(p.templ.width, p.templ.height));
+        std::string err = mma_limits_error(device_, p, Cfg::kRows, fused_smem_bytes<Cfg>(p.templ.width, p.templ.height),
+                                           /*batches=*/true);
+        if (err.empty() && bfrag_entries(p) > kMaxBFragments)
+            err = std::to_string(p.templates) + " templates of " + std::to_string(p.templ.width) + "x" +
+                  std::to_string(p.templ.height) + " need " + std::to_string(bfrag_entries(p)) +
+                  " B fragments, more than the " + std::to_string(kMaxBFragments) + " one stack may hold";
         if (why) *why = err;
         return err.empty();
     }
+    // A batch's templates come stacked (set_template cannot know th): the fragments and the
+    // prefix table cover the whole stack, and run() picks template k's rows of both.
     void set_template(ImageView templ, Stream stream) override {
         kblocks_ = set_mma_template(templ, stream, upload_, bfrag_);
+        prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
+        launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), nullptr, as_cuda(stream));
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
         jpdc_check_run(*this, frame, p, out, upload_);
         const Size o = p.out_size();
         const int tw = p.templ.width, th = p.templ.height;
-        const MmaArgs a = mma_args(frame, p, kblocks_, bfrag_.get(), Cfg::R, Cfg::W);
+        MmaArgs a = mma_args(frame, p, kblocks_, bfrag_.get(), Cfg::R, Cfg::W);
+        a.kblock_rows = upload_.height();  // th * p.templates (jpdc_check_run)
         const BoxLayout box = box_layout(tw, th, a.tile_pitch, Cfg::kThreads / Cfg::kRows);
-        const FusedOps ops{{}, upload_.stats(), out.data, out.pitch};
+        const FusedOps ops{{}, out.data, out.pitch};
         const std::size_t smem = fused_smem_bytes<Cfg>(tw, th);
         // Raised to the device's limit once: every instance asks for the same value, so none
         // can lower it under another.
@@ -123,8 +155,8 @@ public:
                                                 device_.smem_optin));
             smem_raised_ = true;
         }
-        const dim3 grid(div_up(o.width, kTileOutputs), div_up(o.height, Cfg::kRows));
-        corr_mma_fused_kernel<Cfg><<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(a, box, ops);
+        const dim3 grid(div_up(o.width, kTileOutputs), div_up(o.height, Cfg::kRows), p.templates);
+        corr_mma_fused_kernel<Cfg><<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(a, box, prefix_.get(), ops);
         CORRTRACK_CUDA_LAUNCHED();
     }
 
@@ -135,6 +167,7 @@ private:
     int kblocks_ = 0;
     TemplateUpload upload_;
     DeviceBuffer<uint2> bfrag_;
+    DeviceBuffer<TemplatePrefix> prefix_;  // the stack's (rows + 1)-entry prefix table
 };
 
 }  // namespace

@@ -28,6 +28,8 @@ constexpr int kKBlock = 32;                // the mma's k
 // The s32 accumulator must hold th * tw * 255^2: below 2^31 up to 33025 template pixels.
 constexpr long long kMaxTemplateArea = 33025;
 constexpr std::size_t kDefaultSmem = 48 * 1024;
+// B fragments of one template stack: int-indexed (pack_b_kernel, b_fragment_at).
+constexpr long long kMaxBFragments = 0x7fffffff;
 
 inline int div_up(int a, int b) { return (a + b - 1) / b; }
 // Template row j is the Toeplitz block B_j[k][n] = T(j, k - n), k < tw + 7, padded to K-blocks.
@@ -47,9 +49,22 @@ struct MmaArgs {
     int th;
     int kblocks;
     int tile_pitch, tile_rows;  // bytes per staged row, staged rows
-    const uint2* bfrag;         // B fragments, [kblocks][th][32 lanes]
+    const uint2* bfrag;         // B fragments, [kblocks][kblock_rows][32 lanes]
     int out_w, out_h;
+    // A batch (cuda_mma_fused): the stack of templates is packed as one template of
+    // kblock_rows = th * templates rows, so a K-block's fragments are kblock_rows rows apart;
+    // template k searches the roi k * roi_step rows down (template_view). One template: th, 0.
+    int kblock_rows;
+    int roi_step;
 };
+
+// Template k's view of a batched run: its roi and its first B fragment (row k * th of K-block
+// 0; K-block b's rows follow b * kblock_rows rows further on, mma_accumulate<Cfg, true>).
+CORRTRACK_HD MmaArgs template_view(MmaArgs a, int k) {
+    a.roi_y += k * a.roi_step;
+    a.bfrag += static_cast<std::ptrdiff_t>(k) * a.th * kWarp;
+    return a;
+}
 
 // Lane `lane`'s B fragment of K-block b for one template row (tw bytes). With g = lane / 4 and
 // t = lane % 4, PTX gives the lane B[K][g] for K = 4t..4t+3 (.x) and 16+4t..16+4t+3 (.y). K is
@@ -64,6 +79,15 @@ CORRTRACK_HD uint2 b_fragment(const std::uint8_t* trow, int tw, int b, int lane)
         if (i >= 0 && i < tw) w[q >> 2] |= static_cast<std::uint32_t>(trow[i]) << (8 * (q & 3));
     }
     return make_uint2(w[0], w[1]);
+}
+
+// Entry idx of the packed B fragments of a template (stack) of `rows` rows: [kblocks][rows][32
+// lanes], lane = idx % 32 (pack_b_kernel's element; a host test packs with it too).
+CORRTRACK_HD uint2 b_fragment_at(const std::uint8_t* templ, int tw, int rows, int idx) {
+    const int lane = idx % kWarp;
+    const int j = (idx / kWarp) % rows;
+    const int b = idx / (kWarp * rows);
+    return b_fragment(templ + static_cast<std::size_t>(j) * tw, tw, b, lane);
 }
 
 // A fragment of one tile row and K-block: p points at byte 32b + 8(g + t) of the row. Row g of A
@@ -144,7 +168,9 @@ __host__ __device__ __forceinline__ void mma_step(const Ops& ops, int (&acc)[R][
 // row enters when j reaches it and serves R consecutive j (a ring of R fragments, indices fixed
 // at compile time by unrolling j by R), so each step loads one A fragment (two 8-byte or four
 // 4-byte shared loads) and one B fragment (one 8-byte global load, L1-resident) for R mmas.
-template <class Cfg, class Ops>
+// kStacked: K-blocks of B are a.kblock_rows rows apart (a batch's stack) instead of a.th (a
+// compile-time choice, so cuda_mma's code stays as it was).
+template <class Cfg, bool kStacked = false, class Ops>
 CORRTRACK_HD void mma_accumulate(const Ops& ops, const MmaArgs& a, const std::uint8_t* tile, int warp, int lane,
                                  int (&acc)[Cfg::R][4]) {
     constexpr int R = Cfg::R;
@@ -155,7 +181,8 @@ CORRTRACK_HD void mma_accumulate(const Ops& ops, const MmaArgs& a, const std::ui
 
     const std::uint8_t* abase = tile + warp * R * a.tile_pitch + 8 * (g + t);
     const uint2* bbase = a.bfrag + lane;
-    for (int b = 0; b < a.kblocks; ++b, abase += kKBlock, bbase += a.th * kWarp) {
+    const int bstride = (kStacked ? a.kblock_rows : a.th) * kWarp;
+    for (int b = 0; b < a.kblocks; ++b, abase += kKBlock, bbase += bstride) {
         std::uint32_t frag[R][4];  // frag[s] holds tile row wR + r with r % R == s
 #pragma unroll
         for (int r = 0; r < R - 1; ++r) load_a<A32>(ops, abase + r * a.tile_pitch, frag[r]);
@@ -218,15 +245,19 @@ struct MmaDevice {
     static MmaDevice current();
 };
 
-// The limits both mma kernels share (compute capability, one template, the s32 accumulator, the
-// grid's rows, the block's shared memory): "" when the problem is within them, else why not.
-std::string mma_limits_error(const MmaDevice& dev, const NccProblem& p, int block_rows, std::size_t smem_bytes);
+// The limits both mma kernels share (compute capability, the s32 accumulator, the grid's rows,
+// the block's shared memory) and the template count: one unless `batches` (cuda_mma_fused: up
+// to 65535, one grid layer each, any template_roi_step): "" when the problem is within them,
+// else why not.
+std::string mma_limits_error(const MmaDevice& dev, const NccProblem& p, int block_rows, std::size_t smem_bytes,
+                             bool batches = false);
 
-// Packs template rows (tw x th, packed pitch) into kblocks * th * 32 B fragments (b_fragment),
-// one kernel launch on the stream (corr_mma.cu).
+// Packs template rows (tw x th, packed pitch; th may be a whole stack's rows) into kblocks * th
+// * 32 B fragments (b_fragment_at), one kernel launch on the stream (corr_mma.cu).
 void launch_mma_pack_b(const std::uint8_t* templ, int tw, int th, int kblocks, uint2* bfrag, cudaStream_t stream);
 
-// One run's arguments for a block shape of `warps` warps of `rows_per_warp` output rows.
+// One run's arguments for a block shape of `warps` warps of `rows_per_warp` output rows, for a
+// B stack of one template (kblock_rows = th; a batched run sets the stack's rows).
 inline MmaArgs mma_args(ImageView frame, const NccProblem& p, int kblocks, const uint2* bfrag, int rows_per_warp,
                         int warps) {
     const Size o = p.out_size();
@@ -242,7 +273,9 @@ inline MmaArgs mma_args(ImageView frame, const NccProblem& p, int kblocks, const
                    tile_rows(rows_per_warp, p.templ.height, warps),
                    bfrag,
                    o.width,
-                   o.height};
+                   o.height,
+                   p.templ.height,
+                   p.template_roi_step};
 }
 
 // A new template for either tensor-core kernel: uploaded (device copy and statistics) and

@@ -3,14 +3,16 @@
 // whole roi: per tile column a running sum down th rows (one value per block output row), then
 // per block output row a prefix sum over the columns, so a window's sums are one difference of
 // two prefix entries. Design and bounds: kernels/cuda/NOTES_mma_fused.md.
-// Written against the block body's Ops (tile_byte, sums_load(_pair), sums_store, store_ncc) so a
-// host test runs the very same phases thread by thread (kernels/tests/test_mma_box_sums.cpp).
+// Written against the block body's Ops (tile_byte, sums_load(_pair), sums_store, prefix_entry,
+// store_ncc) so a host test runs the very same phases thread by thread
+// (kernels/tests/test_mma_box_sums.cpp).
 // Thread rules: every thread of a block calls box_phase for each phase in order, with a block
 // barrier after each; fused_epilogue reads the table after the last barrier.
 #pragma once
 
 #include <cstdint>
 
+#include "cuda/integral.cuh"
 #include "cuda/mma_block.cuh"
 
 namespace corrtrack {
@@ -130,15 +132,52 @@ CORRTRACK_HD void box_phase(const Ops& ops, int phase, const BoxLayout& L, const
     }
 }
 
-// Warp `warp`'s outputs of the block at (x0, y0): accumulator acc[i][c] is the numerator of
-// output (x0 + c_fragment_column(lane, c), y0 + warp * R + i) (mma_accumulate); each output
-// inside the map gets store_ncc(x, y, SI, SII, SIT), which combines them as every kernel does.
+// Template k's sums from the stack's (rows + 1)-entry prefix table (TemplatePrefix: built on
+// the device when the template is set; Ops::prefix_entry loads one entry). 32 bits hold them
+// exactly: sum <= 65536 x 255 and sum_sq <= 65536 x 255^2 < 2^32 for any template up to 256x256.
+struct TemplateSums {
+    std::uint32_t sum, sum_sq;
+};
+
+template <class Ops>
+CORRTRACK_HD TemplateSums template_sums(const Ops& ops, const TemplatePrefix* prefix, int k, int th) {
+    const std::size_t lo = static_cast<std::size_t>(k) * th;
+    const TemplatePrefix a = ops.prefix_entry(prefix + lo), b = ops.prefix_entry(prefix + lo + th);
+    return {static_cast<std::uint32_t>(b.sum - a.sum), static_cast<std::uint32_t>(b.sum_sq - a.sum_sq)};
+}
+
+// Where a block keeps its template's sums from the staging barrier to the epilogue: the last 8
+// bytes of tile row 0 (8-aligned), which stage_tile writes but nothing reads. tile_pitch is
+// 128 + 32 kblocks; the A fragments read columns < 120 + 32 kblocks, the box sums columns
+// < 127 + tw <= 120 + 32 kblocks. So the slot costs no shared memory (32 bytes more would have
+// cost a block per SM in some shapes, e.g. _w4 at 40x40: 7 -> 6).
+CORRTRACK_HD TemplateSums* sums_slot(std::uint8_t* tile, int tile_pitch) {
+    return reinterpret_cast<TemplateSums*>(tile + tile_pitch - static_cast<int>(sizeof(TemplateSums)));
+}
+
+// The map a block writes: template k's (output rows from row0 = k * out_h of the stacked
+// output) and that template's exact statistics. One template: k = 0.
+struct FusedMap {
+    std::size_t row0;
+    DeviceTemplateStats stats;
+};
+
+CORRTRACK_HD FusedMap fused_map(TemplateSums t, int k, int tw, int th, int out_h) {
+    return {
+        static_cast<std::size_t>(k) * out_h,
+        {static_cast<std::int64_t>(tw) * th, static_cast<std::int64_t>(t.sum), static_cast<std::int64_t>(t.sum_sq)}};
+}
+
+// Warp `warp`'s outputs of the block at (x0, y0) of map `map`: accumulator acc[i][c] is the
+// numerator of output (x0 + c_fragment_column(lane, c), y0 + warp * R + i) (mma_accumulate);
+// each output inside the map (out_w x out_h) gets store_ncc(map, x, y, SI, SII, SIT), which
+// combines them as every kernel does.
 // SI, SII = entry (r, x + tw) - entry (r, x). c = 2h and 2h + 1 are the outputs x, x + 1 (x
 // even): their left entries are one 16-byte load, their right ones too when tw is even (the 32
 // lanes then read 64 consecutive entries per load: 4 wavefronts for 2 outputs each).
 template <class Cfg, class Ops>
 CORRTRACK_HD void fused_epilogue(const Ops& ops, const BoxLayout& L, const uint2* sums, int warp, int lane, int x0,
-                                 int y0, int out_w, int out_h, const int (&acc)[Cfg::R][4]) {
+                                 int y0, int out_w, int out_h, const FusedMap& map, const int (&acc)[Cfg::R][4]) {
 #pragma unroll
     for (int i = 0; i < Cfg::R; ++i) {
         const int r = warp * Cfg::R + i;
@@ -156,10 +195,10 @@ CORRTRACK_HD void fused_epilogue(const Ops& ops, const BoxLayout& L, const uint2
                 const uint2 a = ops.sums_load(row + x + L.tw), b = ops.sums_load(row + x + L.tw + 1);
                 right = make_uint4(a.x, a.y, b.x, b.y);
             }
-            ops.store_ncc(x0 + x, y0 + r, right.x - left.x, right.y - left.y,
+            ops.store_ncc(map, x0 + x, y0 + r, right.x - left.x, right.y - left.y,
                           static_cast<std::uint32_t>(acc[i][2 * h]));
             if (x0 + x + 1 < out_w)
-                ops.store_ncc(x0 + x + 1, y0 + r, right.z - left.z, right.w - left.w,
+                ops.store_ncc(map, x0 + x + 1, y0 + r, right.z - left.z, right.w - left.w,
                               static_cast<std::uint32_t>(acc[i][2 * h + 1]));
         }
     }
