@@ -41,6 +41,15 @@ constexpr std::size_t kMaxShapes = 64;  // remembered winners
 // larger problems (1080p with 64x64 templates: 7.7G) are timed once per bucket.
 constexpr double kSmallWork = 2147483648.0;  // 2^31
 constexpr const char* kSmallKernel = "cuda_dp4a_ilp";
+// Small batches (a multi-target tracker's windows) go to the batched tensor-core kernel where
+// the GPU has one: 1.0-8x faster than the DP4A kernels on batches of 48-768 windows of 16x16
+// to 64x64 on the H200, and 1190 vs 853 fps at 256 targets
+// (bench/results/h200_2026-12-02c/run10_summary.txt).
+constexpr const char* kSmallBatchKernel = "cuda_mma_fused_w4";
+// ... from this many templates: a single target's 3 scales run faster on cuda_dp4a_ilp (eval
+// median 9676-9941 vs 10519-11339 fps, run11); 48 windows (16 targets) run 1.6x faster on the
+// tensor cores (6549 vs 4206 fps, runs 8 and 11). Between 3 and 48 it was not measured.
+constexpr int kSmallBatchTemplates = 16;
 
 // Winners are remembered per bucket of similar shapes, not per exact shape: a tracker whose
 // search windows change size with the target's scale would otherwise time every kernel again
@@ -280,15 +289,20 @@ private:
         return ms;
     }
 
-    // kSmallKernel for a small problem it supports; empty when the problem is worth timing.
+    // kSmallBatchKernel for a small batch, else kSmallKernel, for a small problem it
+    // supports; empty when the problem is worth timing.
     std::string small_problem_kernel(const NccProblem& p) {
         const Size o = p.out_size();
         const double work = static_cast<double>(o.width) * o.height * p.templ.width * p.templ.height * p.templates;
         if (work >= kSmallWork) return {};
-        const KernelEntry* e = find_kernel(kSmallKernel);
-        if (!e || !e->available() || !instance(kSmallKernel).corr->supports(p, nullptr)) return {};
-        last_timings_ = std::string("untimed: ") + kSmallKernel + " (a small problem)";
-        return kSmallKernel;
+        const bool batch = p.templates >= kSmallBatchTemplates;
+        for (const char* name : {batch ? kSmallBatchKernel : kSmallKernel, kSmallKernel}) {
+            const KernelEntry* e = find_kernel(name);
+            if (!e || !e->available() || !instance(name).corr->supports(p, nullptr)) continue;
+            last_timings_ = std::string("untimed: ") + name + (batch ? " (a small batch)" : " (a small problem)");
+            return name;
+        }
+        return {};
     }
 
     // Times every candidate at this shape (one warm-up run, then the best of up to five timed

@@ -85,7 +85,8 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-// A small problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round; a full
+// A small problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round, a small
+// batch of 16 or more windows to cuda_mma_fused_w4 (sm_80+); a full
 // 1080p frame with a 64x64 template (7.7G multiply-adds) is timed once, and its winner is then reused. GPU only.
 TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
@@ -107,6 +108,23 @@ TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     const NccProblem small = run(Rect{500, 300, 160, 160});  // 97x97 positions x 4096: 39M
     EXPECT_EQ(a->choice(small), "cuda_dp4a_ilp");
     EXPECT_EQ(a->last_timings().rfind("untimed: cuda_dp4a_ilp", 0), 0u) << a->last_timings();
+    // A single target's three scales stay on cuda_dp4a_ilp; a small batch of 24 windows (8
+    // targets) goes to the batched tensor-core kernel on sm_80+; both untimed.
+    for (const int count : {3, 24}) {
+        const test::OwnedImage stack = test::random_image(64, 64 * count, 5);
+        auto batched = make_auto();
+        auto* b = dynamic_cast<AutoSelect*>(batched.get());
+        ASSERT_TRUE(b);
+        batched->set_template(stack.view(), nullptr);
+        const NccProblem p{{1920, 1080}, {64, 64}, Rect{500, 0, 160, 160}, count, 36};
+        const Size o = p.out_size();
+        batched->run(view, p,
+                     {dev.map, o.width, o.height * count, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                     nullptr);
+        const std::string want = count >= 16 && cuda_mma_available() ? "cuda_mma_fused_w4" : "cuda_dp4a_ilp";
+        EXPECT_EQ(b->choice(p), want) << count << " templates";
+        EXPECT_EQ(b->last_timings().rfind("untimed: " + want, 0), 0u) << b->last_timings();
+    }
     const NccProblem full = run(Rect{0, 0, 1920, 1080});
     const std::string timings = a->last_timings();
     EXPECT_EQ(timings.find("untimed"), std::string::npos) << timings;
