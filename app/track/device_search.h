@@ -6,10 +6,12 @@
 // caller owns every buffer and keeps it alive until the stream has passed the work.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "app/track/pyramid.h"
+#include "corrtrack/cuda_util.h"
 #include "corrtrack/image.h"
 #include "corrtrack/peak.h"
 
@@ -88,5 +90,24 @@ void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, Stream 
                        const BlendItem* on_device = nullptr);
 void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, Stream stream,
                          const PeakItem* on_device = nullptr);
+
+// Many targets: a launcher's items also go to device memory (one copy from pinned memory,
+// queued before the launch), so that one launch takes them all; few items go by value in the
+// launch, which costs nothing more. (Mapped memory would save the copy call, but every
+// thread's read of its item would then cross the bus.) The pinned side is rewritten only once
+// the stream has passed the copy: a search waits for its peaks, sample() for its last call.
+template <typename T>
+struct StagedItems {
+    PinnedBuffer<T> host;
+    DeviceBuffer<T> device;
+    const T* stage(const std::vector<T>& items, Stream stream) {
+        if (items.size() <= static_cast<std::size_t>(kMaxItemsPerLaunch)) return nullptr;
+        T* h = host.ensure(items.size());
+        std::copy(items.begin(), items.end(), h);
+        T* d = device.ensure(items.size());
+        CORRTRACK_CUDA(cudaMemcpyAsync(d, h, items.size() * sizeof(T), cudaMemcpyHostToDevice, as_cuda(stream)));
+        return d;
+    }
+};
 
 }  // namespace corrtrack

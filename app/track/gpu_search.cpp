@@ -1,12 +1,13 @@
 // The GPU search backend, on its GPU context's compute stream: per search, the rows of a host
 // frame and the regions of the pyramid levels that the requests read (not the whole frame),
-// every patch sampled into one atlas (grouped by template size, each group's patches in slots
-// of its largest patch), one batched correlation launch per template size where the kernel
-// has a batched form (else one launch per patch), and the motion-penalised peaks of all maps
-// in one launch that writes them straight into mapped pinned memory (PinnedBuffer with
-// cudaHostAllocMapped): the one wait of a search is an event after that launch. With many
-// targets the launches read their items from device memory, so a search is O(template sizes)
-// launches however many targets. The maps come to the host only when map() asks for them.
+// every patch sampled into one atlas (a target's scales side by side in one row, rows grouped
+// by template size, each group's patches in slots of its largest patch), one batched
+// correlation launch per group where the kernel has a batched form (else one launch per row),
+// and the motion-penalised peaks of all maps in one launch that writes them straight into
+// mapped pinned memory (PinnedBuffer with cudaHostAllocMapped): the one wait of a search is an
+// event after that launch. With many targets the launches read their items from device
+// memory, so a search is O(template sizes) launches however many targets. The maps come to the
+// host only when map() asks for them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,25 +32,6 @@ namespace {
 // Host memory kernels write straight into (mapped pinned memory: no copy call, no copy on the
 // stream), grown like every buffer here.
 constexpr unsigned kMapped = cudaHostAllocMapped;
-
-// Many targets: a launcher's items also go to device memory (one copy from pinned memory,
-// queued before the launch), so that one launch takes them all; few items go by value in the
-// launch, which costs nothing more. (Mapped memory would save the copy call, but every
-// thread's read of its item would then cross the bus.) The pinned side is rewritten only once
-// the stream has passed the copy: a search waits for its peaks, sample() for its last call.
-template <typename T>
-struct StagedItems {
-    PinnedBuffer<T> host;
-    DeviceBuffer<T> device;
-    const T* stage(const std::vector<T>& items, Stream stream) {
-        if (items.size() <= static_cast<std::size_t>(kMaxItemsPerLaunch)) return nullptr;
-        T* h = host.ensure(items.size());
-        std::copy(items.begin(), items.end(), h);
-        T* d = device.ensure(items.size());
-        CORRTRACK_CUDA(cudaMemcpyAsync(d, h, items.size() * sizeof(T), cudaMemcpyHostToDevice, as_cuda(stream)));
-        return d;
-    }
-};
 
 // A/B switches for measuring what each change saves (read once per backend; unset = the fast
 // path): CORRTRACK_GPU_EAGER_MAPS=1 copies every map to the host after each search as before,
@@ -160,13 +142,13 @@ public:
         }
         const Item& it = ps.items[ps.slot_of_request[i]];
         return {ps.host_maps.get() + it.map_offset, it.out.width, it.out.height,
-                static_cast<std::size_t>(it.slot_out.width)};
+                static_cast<std::size_t>(it.map_pitch)};
     }
     MapView device_map(int pass, std::size_t i) const override {
         const Pass& ps = passes_[pass];
         if (!keep_device_maps_ || i >= ps.items.size()) return {};
         const Item& it = ps.items[ps.slot_of_request[i]];
-        return {ps.maps.get() + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.slot_out.width),
+        return {ps.maps.get() + it.map_offset, it.out.width, it.out.height, static_cast<std::size_t>(it.map_pitch),
                 MemorySpace::kDevice};
     }
 
@@ -186,12 +168,14 @@ public:
 
 private:
     struct Item {
-        std::size_t request;  // index in the caller's list
-        int row = 0;          // first atlas row
+        std::size_t request = 0;  // index in the caller's list
+        int lane = 0, lanes = 1;  // its place in its atlas row, and the row's patches
+        int row = 0;              // first atlas row
         std::size_t map_offset = 0;
-        Size out;       // its map (the request's patch less the template, plus one)
-        Size slot;      // the patch's slot in the atlas: its group's largest patch
-        Size slot_out;  // the map of the whole slot (out is its top-left part)
+        Size out;           // its map (the request's patch less the template, plus one)
+        Size slot;          // the patch's slot in the atlas: its group's largest patch
+        Size slot_out;      // the map of the whole slot (out is its top-left part)
+        int map_pitch = 0;  // floats per map row: its atlas row's map is lanes slots wide
     };
     // Per template size: a correlator holding the stacked templates of a batch.
     struct Group {
@@ -221,6 +205,7 @@ private:
         counters_.upload_ms += u.ms;
         counters_.halvings += u.halvings;
     }
+    void lay_out(const std::vector<SearchRequest>& requests, std::vector<Item>& items) const;
     void correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
     Correlator& single(const TemplateRef& t);
@@ -257,7 +242,7 @@ private:
     PinnedBuffer<std::uint8_t> host_samples_{kMapped};
     std::vector<std::size_t> sample_offsets_;
     bool samples_pending_ = false;
-    std::map<std::pair<int, int>, Group> groups_;
+    std::map<std::tuple<int, int, int>, Group> groups_;  // by template size and patches per row
     std::unordered_map<std::uint64_t, Single> singles_;
 
     // Reused per search.
@@ -310,28 +295,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     launches_ = 0;
     positions_ = 0;
     if (requests.empty()) return;
-    // Lay the patches out in the atlas grouped by template size, so that each group's patches
-    // are consecutive: one batched launch per group. (Ties keep the request order.)
-    for (std::size_t i = 0; i < requests.size(); ++i) items.push_back({i, 0, 0, {}, {}, {}});
-    std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
-        const Size ta = requests[a.request].templ.image.size(), tb = requests[b.request].templ.image.size();
-        return std::make_tuple(ta.width, ta.height, a.request) < std::make_tuple(tb.width, tb.height, b.request);
-    });
-    // Each group's patches lie in slots of the group's largest patch, so that one launch
-    // correlates them all (targets' windows differ with their speed). A patch is sampled over
-    // its whole slot (more of the frame to its right and below); the positions past its own
-    // map read that extra and are never looked at: the peaks and map() see its own map only.
-    for (std::size_t first = 0; first < items.size();) {
-        const Size ts = requests[items[first].request].templ.image.size();
-        std::size_t last = first;
-        Size slot;
-        for (; last < items.size() && requests[items[last].request].templ.image.size() == ts; ++last) {
-            const Size patch = requests[items[last].request].patch;
-            slot = {std::max(slot.width, patch.width), std::max(slot.height, patch.height)};
-        }
-        for (std::size_t k = first; k < last; ++k) items[k].slot = slot;
-        first = last;
-    }
+    lay_out(requests, items);
     int rows = 0, width = 0;
     std::size_t floats = 0;
     sample_items_.clear();
@@ -343,13 +307,16 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         const SearchRequest& r = requests[it.request];
         ps.slot_of_request[it.request] = k;
         const Size ts = r.templ.image.size();
+        if (it.lane == 0 && k > 0) {  // a new atlas row: below the last one, its map after its map
+            rows += items[k - 1].slot.height;
+            floats += static_cast<std::size_t>(items[k - 1].map_pitch) * items[k - 1].slot_out.height;
+        }
         it.row = rows;
         it.out = {r.patch.width - ts.width + 1, r.patch.height - ts.height + 1};
         it.slot_out = {it.slot.width - ts.width + 1, it.slot.height - ts.height + 1};
-        it.map_offset = floats;
-        rows += it.slot.height;
-        width = std::max(width, it.slot.width);
-        floats += static_cast<std::size_t>(it.slot_out.width) * it.slot_out.height;
+        it.map_pitch = it.lanes * it.slot.width - ts.width + 1;
+        it.map_offset = floats + static_cast<std::size_t>(it.lane) * it.slot.width;
+        width = std::max(width, it.lanes * it.slot.width);
         positions_ += it.out.area();
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
         sample_items_.push_back({ls.ox, ls.oy, ls.scale, it.slot.width, it.slot.height, ls.level, 0, 0});
@@ -357,11 +324,14 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         // scale step: a template's size of margin covers it.
         sample_margins_.push_back({static_cast<int>(std::ceil(ts.width * ls.scale)) + 2,
                                    static_cast<int>(std::ceil(ts.height * ls.scale)) + 2});
-        peak_items_.push_back({it.map_offset, it.out.width, it.out.height, r.penalty, it.slot_out.width});
+        peak_items_.push_back({it.map_offset, it.out.width, it.out.height, r.penalty, it.map_pitch});
     }
+    rows += items.back().slot.height;
+    floats += static_cast<std::size_t>(items.back().map_pitch) * items.back().slot_out.height;
     const std::size_t atlas_pitch = (static_cast<std::size_t>(width) + 63) / 64 * 64;
     for (std::size_t k = 0; k < items.size(); ++k) {
-        sample_items_[k].dst_offset = static_cast<std::size_t>(items[k].row) * atlas_pitch;
+        sample_items_[k].dst_offset =
+            static_cast<std::size_t>(items[k].row) * atlas_pitch + static_cast<std::size_t>(items[k].lane) * items[k].slot.width;
         sample_items_[k].dst_pitch = atlas_pitch;
     }
     gradient_items_.clear();
@@ -438,24 +408,71 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     times->peak_ms += peak_ms;
 }
 
+// Atlas order: by template size, patches per row, request: each (size, patches per row)
+// group is consecutive, one batched launch. A run of requests with one template (a target's
+// scales) shares an atlas row side by side, so a batch stacks that template once, not once per
+// scale (a third of the bytes to restack, upload and pack; wider maps fill the tensor-core
+// kernel's 128-column tiles better); not with gradient twins, whose maps blend slot by slot.
+// A group's patches lie in slots of its largest patch (targets' windows differ with their
+// speed) and are sampled over the whole slot; positions past a patch's own map read that
+// extra and are never looked at: the peaks and map() see its own map only.
+void GpuSearch::lay_out(const std::vector<SearchRequest>& requests, std::vector<Item>& items) const {
+    const bool share_rows = twins_.empty();
+    for (std::size_t i = 0; i < requests.size();) {
+        const TemplateRef& t = requests[i].templ;
+        std::size_t j = i + 1;
+        while (share_rows && j < requests.size() && requests[j].templ.key == t.key &&
+               requests[j].templ.version == t.version && requests[j].templ.image.size() == t.image.size())
+            ++j;
+        for (std::size_t k = i; k < j; ++k) {
+            Item it;
+            it.request = k;
+            it.lane = static_cast<int>(k - i);
+            it.lanes = static_cast<int>(j - i);
+            items.push_back(it);
+        }
+        i = j;
+    }
+    std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+        const Size ta = requests[a.request].templ.image.size(), tb = requests[b.request].templ.image.size();
+        return std::make_tuple(ta.width, ta.height, a.lanes) < std::make_tuple(tb.width, tb.height, b.lanes);
+    });
+    for (std::size_t first = 0; first < items.size();) {
+        const Size ts = requests[items[first].request].templ.image.size();
+        std::size_t last = first;
+        Size slot;
+        for (; last < items.size() && requests[items[last].request].templ.image.size() == ts &&
+               items[last].lanes == items[first].lanes;
+             ++last) {
+            const Size patch = requests[items[last].request].patch;
+            slot = {std::max(slot.width, patch.width), std::max(slot.height, patch.height)};
+        }
+        for (std::size_t k = first; k < last; ++k) items[k].slot = slot;
+        first = last;
+    }
+}
+
 void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                           float* maps) {
     for (std::size_t first = 0; first < items.size();) {
-        const Size ts = requests[items[first].request].templ.image.size();
-        std::size_t last = first + 1;
-        while (last < items.size() && requests[items[last].request].templ.image.size() == ts) ++last;
-        const int count = static_cast<int>(last - first);
         const Item& head = items[first];
-        const Size slot = head.slot;  // every item of the group has it
-        const NccProblem batch{atlas.size(), ts, Rect{0, head.row, slot.width, slot.height}, count, slot.height};
-        Group& grp = groups_[{ts.width, ts.height}];
+        const Size ts = requests[head.request].templ.image.size();
+        std::size_t last = first + 1;
+        while (last < items.size() && requests[items[last].request].templ.image.size() == ts &&
+               items[last].lanes == head.lanes)
+            ++last;
+        const int lanes = head.lanes;
+        const int count = static_cast<int>((last - first) / lanes);  // atlas rows: one template each
+        const Size row{lanes * head.slot.width, head.slot.height};  // every row of the group has it
+        const NccProblem batch{atlas.size(), ts, Rect{0, head.row, row.width, row.height}, count, row.height};
+        Group& grp = groups_[{ts.width, ts.height, lanes}];
         if (!grp.corr) grp.corr = make_correlator(kernel_);
         if (count > 1 && grp.corr && grp.corr->supports(batch, nullptr)) {
             // Restack only when the batch's templates or their pixels changed.
             bool changed = grp.stacked.size() != static_cast<std::size_t>(count);
             grp.stacked.resize(count);
             for (int k = 0; k < count; ++k) {
-                const TemplateRef& t = requests[items[first + k].request].templ;
+                const TemplateRef& t = requests[items[first + k * lanes].request].templ;
                 const std::pair<std::uint64_t, std::uint64_t> id{t.key, t.version};
                 if (grp.stacked[k] != id) changed = true;
                 grp.stacked[k] = id;
@@ -464,7 +481,7 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
                 const std::size_t tb = static_cast<std::size_t>(ts.width) * ts.height;
                 grp.pixels.resize(tb * count);
                 for (int k = 0; k < count; ++k) {
-                    const ImageView& img = requests[items[first + k].request].templ.image;
+                    const ImageView& img = requests[items[first + k * lanes].request].templ.image;
                     if (img.pitch == static_cast<std::size_t>(ts.width))  // a target's templates are packed
                         std::copy(img.data, img.data + tb, &grp.pixels[k * tb]);
                     else
@@ -481,25 +498,25 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
             {
                 StatClock clock(stat(&GpuSearchStats::run_ms));
                 grp.corr->run(atlas, batch,
-                              {maps + head.map_offset, head.slot_out.width, head.slot_out.height * count,
-                               static_cast<std::size_t>(head.slot_out.width), MemorySpace::kDevice},
+                              {maps + head.map_offset, head.map_pitch, head.slot_out.height * count,
+                               static_cast<std::size_t>(head.map_pitch), MemorySpace::kDevice},
                               stream_);
             }
             counters_.run_calls += 1;
             ++launches_;
         } else {
-            for (std::size_t k = first; k < last; ++k) {
+            for (std::size_t k = first; k < last; k += lanes) {  // one run per atlas row
                 const Item& it = items[k];
                 const SearchRequest& r = requests[it.request];
-                const NccProblem p{atlas.size(), ts, Rect{0, it.row, it.slot.width, it.slot.height}};
+                const NccProblem p{atlas.size(), ts, Rect{0, it.row, row.width, row.height}};
                 Correlator& corr = single(r.templ);
                 StatClock clock(stat(&GpuSearchStats::run_ms));
                 std::string why;
                 if (!corr.supports(p, &why))
                     throw std::runtime_error("kernel " + kernel_ + " cannot run this search: " + why);
                 corr.run(atlas, p,
-                         {maps + it.map_offset, it.slot_out.width, it.slot_out.height,
-                          static_cast<std::size_t>(it.slot_out.width), MemorySpace::kDevice},
+                         {maps + it.map_offset, it.map_pitch, it.slot_out.height,
+                          static_cast<std::size_t>(it.map_pitch), MemorySpace::kDevice},
                          stream_);
                 counters_.run_calls += 1;
                 ++launches_;
