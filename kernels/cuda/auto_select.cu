@@ -46,9 +46,10 @@ constexpr const char* kSmallKernel = "cuda_dp4a_ilp";
 // to 64x64 on the H200, and 1190 vs 853 fps at 256 targets
 // (bench/results/h200_2026-12-02c/run10_summary.txt).
 constexpr const char* kSmallBatchKernel = "cuda_mma_fused_w4";
-// ... from this many templates: a single target's 3 scales run faster on cuda_dp4a_ilp (eval
-// median 9676-9941 vs 10519-11339 fps, run11); 48 windows (16 targets) run 1.6x faster on the
-// tensor cores (6549 vs 4206 fps, runs 8 and 11). Between 3 and 48 it was not measured.
+// ... from this many templates. The tracker stacks one template per target (its scales share
+// an atlas row), so this is 16 targets: 48 windows of 16 targets ran 1.6x faster on the tensor
+// cores (6549 vs 4206 fps, runs 8 and 11). A single target is no batch (one row); below 16
+// targets it was not measured.
 constexpr int kSmallBatchTemplates = 16;
 
 // Winners are remembered per bucket of similar shapes, not per exact shape: a tracker whose
