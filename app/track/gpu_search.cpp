@@ -330,8 +330,8 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     floats += static_cast<std::size_t>(items.back().map_pitch) * items.back().slot_out.height;
     const std::size_t atlas_pitch = (static_cast<std::size_t>(width) + 63) / 64 * 64;
     for (std::size_t k = 0; k < items.size(); ++k) {
-        sample_items_[k].dst_offset =
-            static_cast<std::size_t>(items[k].row) * atlas_pitch + static_cast<std::size_t>(items[k].lane) * items[k].slot.width;
+        sample_items_[k].dst_offset = static_cast<std::size_t>(items[k].row) * atlas_pitch +
+                                      static_cast<std::size_t>(items[k].lane) * items[k].slot.width;
         sample_items_[k].dst_pitch = atlas_pitch;
     }
     gradient_items_.clear();
@@ -463,7 +463,7 @@ void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std:
             ++last;
         const int lanes = head.lanes;
         const int count = static_cast<int>((last - first) / lanes);  // atlas rows: one template each
-        const Size row{lanes * head.slot.width, head.slot.height};  // every row of the group has it
+        const Size row{lanes * head.slot.width, head.slot.height};   // every row of the group has it
         const NccProblem batch{atlas.size(), ts, Rect{0, head.row, row.width, row.height}, count, row.height};
         Group& grp = groups_[{ts.width, ts.height, lanes}];
         if (!grp.corr) grp.corr = make_correlator(kernel_);
