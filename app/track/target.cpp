@@ -380,14 +380,14 @@ namespace {
 // CMakeLists.txt) and an AVX2 clone picked at load time where the CPU has it (no FMA, so the
 // same floats). 256 targets of 32x32: scalar 0.5-0.8 ms a frame, SSE2 0.23, AVX2 0.10.
 #if defined(__x86_64__) && defined(__GNUC__)
-#define CORRTRACK_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+// Called through the clones' resolver, so never inlined (clang refuses noinline with it).
+#define CORRTRACK_BLEND_ATTRS __attribute__((target_clones("avx2", "default")))
 #else
-#define CORRTRACK_AVX2_CLONE
+#define CORRTRACK_BLEND_ATTRS __attribute__((noinline))
 #endif
-[[gnu::noinline]] CORRTRACK_AVX2_CLONE void blend_appearance(const std::uint8_t* __restrict pixels, float rate,
-                                                             float anchor, const float* __restrict initial,
-                                                             float* __restrict appearance, std::uint8_t* __restrict out,
-                                                             std::size_t n) {
+CORRTRACK_BLEND_ATTRS void blend_appearance(const std::uint8_t* __restrict pixels, float rate, float anchor,
+                                            const float* __restrict initial, float* __restrict appearance,
+                                            std::uint8_t* __restrict out, std::size_t n) {
     const float keep = 1.0f - anchor;
     for (std::size_t i = 0; i < n; ++i) {
         const float a = appearance[i] + rate * (static_cast<float>(pixels[i]) - appearance[i]);
