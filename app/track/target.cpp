@@ -379,7 +379,16 @@ namespace {
 // not inlined (inlined, the restrict qualifiers are lost), -O3 for this file (app/
 // CMakeLists.txt) and an AVX2 clone picked at load time where the CPU has it (no FMA, so the
 // same floats). 256 targets of 32x32: scalar 0.5-0.8 ms a frame, SSE2 0.23, AVX2 0.10.
-#if defined(__x86_64__) && defined(__GNUC__)
+// No clones under the sanitizers: their ifunc resolver runs before the sanitizer's runtime is
+// up (TSan's test binaries crashed at start).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CORRTRACK_NO_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define CORRTRACK_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(CORRTRACK_NO_CLONES)
 // Called through the clones' resolver, so never inlined (clang refuses noinline with it).
 #define CORRTRACK_BLEND_ATTRS __attribute__((target_clones("avx2", "default")))
 #else
