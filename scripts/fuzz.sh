@@ -43,6 +43,12 @@ for t in $targets; do
   crashes=$(( $(find "$artifacts" -type f | wc -l) - before ))
   printf 'fuzz: %-18s %3s s  %10s runs  corpus %5s  new crashes %s%s\n' "$t" "$secs" "${runs:-0}" \
     "$(find "$corpus" -type f | wc -l)" "$crashes" "$([ $rc = 0 ] || echo "  (exit $rc, see $log)")"
-  [ $rc != 0 ] || [ "$crashes" != 0 ] && failed=1
+  if [ $rc != 0 ] || [ "$crashes" != 0 ]; then
+    failed=1
+    # The report itself, so that a clean clone's CI log says what broke, not only where.
+    first=$(grep -n -m1 -E '==ERROR|ERROR: libFuzzer|runtime error|Slowest unit|out-of-memory|deadly signal' "$log" | cut -d: -f1)
+    [ -n "$first" ] && sed -n "$((first > 3 ? first - 3 : 1)),$((first + 60))p" "$log" | sed 's/^/fuzz:   /'
+    find "$artifacts" -type f -newer "$seeds" -printf 'fuzz:   artifact %p (%s bytes)\n'
+  fi
 done
 exit $failed
