@@ -26,14 +26,24 @@ void IntegralImages::build(ImageView image) {
 }
 
 TemplateStats template_stats(ImageView templ) {
+    // 32-bit partial sums over runs that cannot overflow them (4096 * 255^2 < 2^32) let the
+    // loop vectorize: a GPU tracker with 256 targets stacks 410 K template pixels a frame.
+    constexpr int kRun = 4096;
     TemplateStats s;
     s.n = static_cast<std::int64_t>(templ.width) * templ.height;
-    for (int y = 0; y < templ.height; ++y)
-        for (int x = 0; x < templ.width; ++x) {
-            const std::int64_t v = templ.row(y)[x];
-            s.sum += v;
-            s.sum_sq += v * v;
+    for (int y = 0; y < templ.height; ++y) {
+        const std::uint8_t* p = templ.row(y);
+        for (int x0 = 0; x0 < templ.width; x0 += kRun) {
+            const int x1 = templ.width - x0 < kRun ? templ.width : x0 + kRun;
+            std::uint32_t sum = 0, sum_sq = 0;
+            for (int x = x0; x < x1; ++x) {
+                sum += p[x];
+                sum_sq += static_cast<std::uint32_t>(p[x]) * p[x];
+            }
+            s.sum += sum;
+            s.sum_sq += sum_sq;
         }
+    }
     return s;
 }
 

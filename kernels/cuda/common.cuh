@@ -16,6 +16,7 @@
 #include "corrtrack/correlator.h"
 #include "corrtrack/ncc_math.h"
 #include "corrtrack/cuda_util.h"
+#include "cpu/integral.h"
 
 namespace corrtrack {
 
@@ -75,7 +76,11 @@ public:
         if (!stats_valid_) {
             stats_.resize(count_);
             const std::size_t area = static_cast<std::size_t>(width_) * height_;
-            for (int i = 0; i < count_; ++i) stats_[i] = exact_stats(staging_ + i * area, area);
+            for (int i = 0; i < count_; ++i) {
+                const TemplateStats t =
+                    template_stats({staging_ + i * area, width_, height_, static_cast<std::size_t>(width_)});
+                stats_[i] = {t.n, t.sum, t.sum_sq};
+            }
             stats_valid_ = true;
         }
         return stats_[k];
@@ -85,23 +90,6 @@ public:
     int count() const { return count_; }
 
 private:
-    // n, sum and sum of squares of `area` pixels. 32-bit partial sums over chunks that cannot
-    // overflow them (4096 * 255^2 < 2^32) let the loop vectorize: the per-frame stack of a
-    // tracker with 256 targets is 410 K pixels.
-    static DeviceTemplateStats exact_stats(const std::uint8_t* p, std::size_t area) {
-        DeviceTemplateStats s{static_cast<std::int64_t>(area), 0, 0};
-        for (std::size_t i0 = 0; i0 < area; i0 += 4096) {
-            const std::size_t i1 = area - i0 < 4096 ? area : i0 + 4096;
-            std::uint32_t sum = 0, sum_sq = 0;
-            for (std::size_t i = i0; i < i1; ++i) {
-                sum += p[i];
-                sum_sq += static_cast<std::uint32_t>(p[i]) * p[i];
-            }
-            s.sum += sum;
-            s.sum_sq += sum_sq;
-        }
-        return s;
-    }
     int width_ = 0, height_ = 0, count_ = 0;
     std::uint8_t* staging_ = nullptr;
     std::size_t staging_bytes_ = 0;
