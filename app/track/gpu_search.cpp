@@ -206,6 +206,8 @@ private:
         counters_.halvings += u.halvings;
     }
     void lay_out(const std::vector<SearchRequest>& requests, std::vector<Item>& items) const;
+    static std::size_t group_end(const std::vector<SearchRequest>& requests, const std::vector<Item>& items,
+                                 std::size_t first);
     void correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
     Correlator& single(const TemplateRef& t);
@@ -438,13 +440,10 @@ void GpuSearch::lay_out(const std::vector<SearchRequest>& requests, std::vector<
         return std::make_tuple(ta.width, ta.height, a.lanes) < std::make_tuple(tb.width, tb.height, b.lanes);
     });
     for (std::size_t first = 0; first < items.size();) {
-        const Size ts = requests[items[first].request].templ.image.size();
-        std::size_t last = first;
+        const std::size_t last = group_end(requests, items, first);
         Size slot;
-        for (; last < items.size() && requests[items[last].request].templ.image.size() == ts &&
-               items[last].lanes == items[first].lanes;
-             ++last) {
-            const Size patch = requests[items[last].request].patch;
+        for (std::size_t k = first; k < last; ++k) {
+            const Size patch = requests[items[k].request].patch;
             slot = {std::max(slot.width, patch.width), std::max(slot.height, patch.height)};
         }
         for (std::size_t k = first; k < last; ++k) items[k].slot = slot;
@@ -452,15 +451,23 @@ void GpuSearch::lay_out(const std::vector<SearchRequest>& requests, std::vector<
     }
 }
 
+// The end of the group that starts at items[first]: one template size, one row width in lanes.
+std::size_t GpuSearch::group_end(const std::vector<SearchRequest>& requests, const std::vector<Item>& items,
+                                 std::size_t first) {
+    const Size ts = requests[items[first].request].templ.image.size();
+    std::size_t last = first + 1;
+    while (last < items.size() && requests[items[last].request].templ.image.size() == ts &&
+           items[last].lanes == items[first].lanes)
+        ++last;
+    return last;
+}
+
 void GpuSearch::correlate(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                           float* maps) {
     for (std::size_t first = 0; first < items.size();) {
         const Item& head = items[first];
         const Size ts = requests[head.request].templ.image.size();
-        std::size_t last = first + 1;
-        while (last < items.size() && requests[items[last].request].templ.image.size() == ts &&
-               items[last].lanes == head.lanes)
-            ++last;
+        const std::size_t last = group_end(requests, items, first);
         const int lanes = head.lanes;
         const int count = static_cast<int>((last - first) / lanes);  // atlas rows: one template each
         const Size row{lanes * head.slot.width, head.slot.height};   // every row of the group has it
