@@ -8,6 +8,7 @@
 #include "app/io/frame_source.h"
 #include "app/track/resample.h"
 #include "app/track/tracker.h"
+#include "corrtrack/ncc_math.h"
 #include "tests/support/session_setup.h"
 #include "tests/support/read_source.h"
 #include "tests/support/synthetic_clip.h"
@@ -82,6 +83,30 @@ TEST(Tracker, LargeTargetMatchedAtReducedScale) {
     const double reduction = spec.object_width / static_cast<double>(options.max_template_side);
     EXPECT_LT(s.mean_error, 0.4 * reduction) << "max " << s.max_error;
     std::printf("synthetic 120x96 target: mean centre error %.3f px, max %.3f px\n", s.mean_error, s.max_error);
+}
+
+// A thin box whose shorter side would keep its longer one above every kernel's 256-pixel limit
+// (min_template_side asks for 12 across): the longer side still shrinks to 256, and the target
+// tracks (a fuzzed 16x1000 clip once ended the run with "template 8x500 exceeds 256x256").
+TEST(Tracker, ThinTallTargetStaysWithinTheKernelsTemplateLimit) {
+    SyntheticClipSpec spec;
+    spec.width = 96;
+    spec.height = 720;
+    spec.object_width = 10;
+    spec.object_height = 600;
+    spec.frames = 30;
+    spec.velocity_x = 0.4;
+    spec.velocity_y = 1.3;
+    spec.start_x = 40;
+    spec.start_y = 40;
+    const WrittenClip clip("tracker_thin", spec, "thin.mkv");
+    ASSERT_EQ(clip.truth.size(), 30u) << clip.error;
+    const TrackStats s = track_clip(clip, test::options_on("cpu_fast"));
+    EXPECT_EQ(s.frames, 29);
+    EXPECT_EQ(s.lost, 0);
+    const double reduction = 600.0 / kMaxTemplateSide;  // one template pixel: 2.3 px
+    EXPECT_LT(s.mean_error, 0.5 * reduction) << "max " << s.max_error;
+    std::printf("synthetic 10x600 target: mean centre error %.3f px, max %.3f px\n", s.mean_error, s.max_error);
 }
 
 TEST(Tracker, LosesAnOccludedTargetAndReDetectsItElsewhere) {
