@@ -81,7 +81,8 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
         ->capture_default_str();
     add_ranged_option(cmd, "--search-factor", o.search_factor, "search window side as a multiple of the box side", 1.0,
                       10.0);
-    add_ranged_option(cmd, "--min-template", o.min_template_side, "the template's shorter side stays at least this", 0,
+    add_ranged_option(cmd, "--min-template", o.min_template_side,
+                      "the template's shorter side stays at least this (while its longer side fits 256)", 0,
                       kMaxTemplateSide / 4);
     add_ranged_option(cmd, "--max-template", o.max_template_side, "boxes larger than this are matched at reduced scale",
                       4, kMaxTemplateSide);
