@@ -2,6 +2,7 @@
 // target, loss and full-frame re-detection, bad boxes; resampling; OTB metrics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/eval/otb.h"
@@ -211,6 +212,44 @@ TEST(Resample, IntegerCopyAndAreaAverage) {
     EXPECT_EQ(out[1], src[0]);
     EXPECT_EQ(out[2], src[0]);
     EXPECT_EQ(out[3], src[1]);
+}
+
+// The bilinear sampler (scales up to 1.25) filters each source row once and blends rows after;
+// every output byte must equal the direct 2x2 interpolation of its centre (the device sampler's
+// formula), inside the frame and across its borders, at random origins and scales.
+TEST(Resample, BilinearEqualsTheDirectInterpolationBitForBit) {
+    const int sw = 61, sh = 47;
+    std::vector<std::uint8_t> src(static_cast<std::size_t>(sw) * sh);
+    std::uint32_t state = 12345;
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (auto& p : src) p = static_cast<std::uint8_t>(next() >> 24);
+    const ImageView v{src.data(), sw, sh, static_cast<std::size_t>(sw)};
+    ResampleScratch scratch;
+    long checked = 0;
+    for (int k = 0; k < 200; ++k) {
+        const double s = 0.6 + 0.65 * (next() >> 8) / 16777216.0;  // 0.6 .. 1.25
+        const double ox = -8 + 70 * (next() >> 8) / 16777216.0, oy = -8 + 55 * (next() >> 8) / 16777216.0;
+        const Size out{1 + static_cast<int>(next() % 40), 1 + static_cast<int>(next() % 40)};
+        std::vector<std::uint8_t> got(static_cast<std::size_t>(out.width) * out.height);
+        sample_patch(v, ox, oy, s, out, got.data(), static_cast<std::size_t>(out.width), scratch);
+        if (s == 1.0 && ox == std::floor(ox) && oy == std::floor(oy)) continue;  // the integer copy
+        for (int y = 0; y < out.height; ++y)
+            for (int x = 0; x < out.width; ++x) {
+                const double sx = ox + (x + 0.5) * s - 0.5, sy = oy + (y + 0.5) * s - 0.5;
+                const int x0 = static_cast<int>(std::floor(sx)), y0 = static_cast<int>(std::floor(sy));
+                const float fx = static_cast<float>(sx - x0), fy = static_cast<float>(sy - y0);
+                auto at = [&](int xx, int yy) {
+                    return static_cast<int>(
+                        src[static_cast<std::size_t>(std::clamp(yy, 0, sh - 1)) * sw + std::clamp(xx, 0, sw - 1)]);
+                };
+                const float top = at(x0, y0) + fx * (at(x0 + 1, y0) - at(x0, y0));
+                const float bottom = at(x0, y0 + 1) + fx * (at(x0 + 1, y0 + 1) - at(x0, y0 + 1));
+                ASSERT_EQ(got[static_cast<std::size_t>(y) * out.width + x], round_to_u8(top + fy * (bottom - top)))
+                    << "case " << k << " at " << x << "," << y << " scale " << s;
+                ++checked;
+            }
+    }
+    EXPECT_GT(checked, 50000);
 }
 
 TEST(OtbMetrics, IouAucAndPrecision) {

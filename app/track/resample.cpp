@@ -8,6 +8,21 @@ namespace {
 
 inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+// The row loops below take restrict pointers: a byte store could alias any float (char
+// aliasing), which would keep them scalar. This file builds at -O3 (app/CMakeLists.txt).
+void blend_rows(const float* __restrict top, const float* __restrict bottom, float fy, std::uint8_t* __restrict d,
+                int n) {
+    for (int u = 0; u < n; ++u) d[u] = round_to_u8(top[u] + fy * (bottom[u] - top[u]));
+}
+
+void add_row(float* __restrict acc, const float* __restrict h, float w, int n) {
+    for (int u = 0; u < n; ++u) acc[u] += w * h[u];
+}
+
+void round_row(const float* __restrict acc, std::uint8_t* __restrict d, int n) {
+    for (int u = 0; u < n; ++u) d[u] = round_to_u8(acc[u]);
+}
+
 void copy_integer(ImageView src, int ox, int oy, Size out, std::uint8_t* dst, std::size_t pitch) {
     for (int v = 0; v < out.height; ++v) {
         const std::uint8_t* row = src.row(clampi(oy + v, 0, src.height - 1));
@@ -17,6 +32,16 @@ void copy_integer(ImageView src, int ox, int oy, Size out, std::uint8_t* dst, st
         for (int u = 0; u < first; ++u) d[u] = row[0];
         if (last > first) std::copy(row + ox + first, row + ox + last, d + first);
         for (int u = std::max(first, last); u < out.width; ++u) d[u] = row[src.width - 1];
+    }
+}
+
+// Source row y filtered horizontally at the output columns, as bilinear() needs it: the same
+// float expression per pixel as a direct 2x2 interpolation, so the result is bit for bit the
+// same (and the device sampler's, device_search.cu).
+void bilinear_row(const std::uint8_t* r, const ResampleScratch& sc, int n, float* h) {
+    for (int u = 0; u < n; ++u) {
+        const int xa = sc.bx0[u], xb = sc.bx1[u];
+        h[u] = r[xa] + sc.bfx[u] * (r[xb] - r[xa]);
     }
 }
 
@@ -33,20 +58,28 @@ void bilinear(ImageView src, double ox, double oy, double s, Size out, std::uint
         sc.bx0[u] = clampi(x0, 0, src.width - 1);
         sc.bx1[u] = clampi(x0 + 1, 0, src.width - 1);
     }
+    // At scale <= 1.25 successive output rows mostly share a source row: each source row is
+    // filtered once into one of two row slots (most output rows filter one row, not two), and
+    // the vertical blend runs over contiguous floats.
+    const std::size_t w = static_cast<std::size_t>(out.width);
+    sc.rows.resize(2 * w);
+    int held[2] = {-1, -1};  // the source row in each slot
+    auto filtered = [&](int y, int keep) -> const float* {
+        for (int k = 0; k < 2; ++k)
+            if (held[k] == y) return &sc.rows[k * w];
+        const int k = held[0] == keep ? 1 : 0;  // never evict the row the caller also needs
+        held[k] = y;
+        bilinear_row(src.row(y), sc, out.width, &sc.rows[k * w]);
+        return &sc.rows[k * w];
+    };
     for (int v = 0; v < out.height; ++v) {
         const double sy = oy + (v + 0.5) * s - 0.5;
         const int y0 = static_cast<int>(std::floor(sy));
         const float fy = static_cast<float>(sy - y0);
-        const std::uint8_t* r0 = src.row(clampi(y0, 0, src.height - 1));
-        const std::uint8_t* r1 = src.row(clampi(y0 + 1, 0, src.height - 1));
-        std::uint8_t* d = dst + v * pitch;
-        for (int u = 0; u < out.width; ++u) {
-            const int xa = sc.bx0[u], xb = sc.bx1[u];
-            const float fx = sc.bfx[u];
-            const float top = r0[xa] + fx * (r0[xb] - r0[xa]);
-            const float bottom = r1[xa] + fx * (r1[xb] - r1[xa]);
-            d[u] = round_to_u8(top + fy * (bottom - top));
-        }
+        const int ya = clampi(y0, 0, src.height - 1), yb = clampi(y0 + 1, 0, src.height - 1);
+        const float* top = filtered(ya, yb);
+        const float* bottom = filtered(yb, ya);
+        blend_rows(top, bottom, fy, dst + v * pitch, out.width);
     }
 }
 
@@ -104,11 +137,9 @@ void area(ImageView src, double ox, double oy, double s, Size out, std::uint8_t*
         std::fill(sc.acc.begin(), sc.acc.end(), 0.0f);
         for (int j = 0; j < row_count[v]; ++j) {
             const float* h = &sc.rows[static_cast<std::size_t>(row_first[v] - src_row0 + j) * out.width];
-            const float wj = w[j];
-            for (int u = 0; u < out.width; ++u) sc.acc[u] += wj * h[u];
+            add_row(sc.acc.data(), h, w[j], out.width);
         }
-        std::uint8_t* d = dst + v * pitch;
-        for (int u = 0; u < out.width; ++u) d[u] = round_to_u8(sc.acc[u]);
+        round_row(sc.acc.data(), dst + v * pitch, out.width);
     }
 }
 
