@@ -20,6 +20,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
+#include "app/io/frame_convert.h"
 #include "app/io/frame_source.h"
 #include "app/io/libav_handles.h"
 #include "corrtrack/correlator.h"
@@ -341,6 +342,38 @@ TEST(FrameYuv, TheDecodersPlanesWithTheSourcesRange) {
 
 // Without a GPU, --decode nvdec opens, says why it decodes on the CPU, and decodes exactly
 // as software does.
+// A damaged stream's colour tags reach AVFrame's enums unchecked (fuzz_track met colorspace
+// 214): the converter reads them as plain integers, treats an unknown matrix as unspecified
+// (BT.601) and an unknown range as limited, so such a frame converts like an untagged one.
+// The sanitizer build (scripts/sanitize.sh) flags any load of the enums themselves.
+TEST(FrameConvert, ColourTagsOutsideTheirEnumsConvertAsUntagged) {
+    auto convert = [](int colorspace, int range, Frame& out) {
+        std::unique_ptr<AVFrame, FrameFreer> f(av_frame_alloc());
+        f->format = AV_PIX_FMT_YUV420P;
+        f->width = 32;
+        f->height = 24;
+        EXPECT_EQ(av_frame_get_buffer(f.get(), 0), 0);
+        for (int p = 0; p < 3; ++p)
+            for (int y = 0; y < (p ? 12 : 24); ++y)
+                for (int x = 0; x < (p ? 16 : 32); ++x)
+                    f->data[p][y * f->linesize[p] + x] = static_cast<std::uint8_t>(16 + (x * 7 + y * 5 + p * 60) % 220);
+        std::memcpy(&f->colorspace, &colorspace, sizeof colorspace);  // as FFmpeg stores a stream's value
+        std::memcpy(&f->color_range, &range, sizeof range);
+        FrameConverter c;
+        c.configure("tags", /*want_rgb=*/true, /*want_yuv=*/false, /*want_host_luma=*/true);
+        EXPECT_TRUE(c.convert(f.get(), out)) << c.error();
+    };
+    Frame odd, plain;
+    convert(214, 77, odd);
+    convert(AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED, plain);
+    ASSERT_EQ(odd.width, 32);
+    ASSERT_EQ(odd.luma.size(), plain.luma.size());
+    ASSERT_EQ(odd.rgb.size(), plain.rgb.size());
+    EXPECT_TRUE(std::equal(odd.luma.data(), odd.luma.data() + odd.luma.size(), plain.luma.data()));
+    EXPECT_TRUE(std::equal(odd.rgb.data(), odd.rgb.data() + odd.rgb.size(), plain.rgb.data()));
+    EXPECT_EQ(odd.luma.data()[1], 16 + 7);  // the raw Y plane
+}
+
 TEST(Nvdec, WithoutGpuDecodesOnTheCpuAndSaysWhy) {
     if (cuda_available()) GTEST_SKIP() << "a CUDA GPU is present: the NvdecGpu tests run instead";
     TempDir dir("io");

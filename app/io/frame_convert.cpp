@@ -10,9 +10,20 @@ extern "C" {
 
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 namespace corrtrack {
 namespace {
+
+// FFmpeg copies a stream's colour fields into AVFrame's enums unchecked (a damaged H.264 VUI
+// can give colorspace 214), and loading an enum outside its values is undefined behaviour:
+// these fields are read as their raw integers.
+template <typename E>
+int raw_enum(const E& e) {
+    std::underlying_type_t<E> v;
+    std::memcpy(&v, &e, sizeof v);
+    return static_cast<int>(v);
+}
 
 AVPixelFormat without_jpeg_range(AVPixelFormat f, bool* full_range) {
     switch (f) {
@@ -87,9 +98,10 @@ void FrameConverter::count_resize(const Frame& out) {
 // The swscale contexts for f's format, size and colours (rebuilt only when they change).
 bool FrameConverter::prepare_conversion(const AVFrame* f) {
     const int w = f->width, h = f->height;
-    bool full_range = f->color_range == AVCOL_RANGE_JPEG;
+    bool full_range = raw_enum(f->color_range) == AVCOL_RANGE_JPEG;
     const AVPixelFormat src_format = without_jpeg_range(static_cast<AVPixelFormat>(f->format), &full_range);
-    ConversionKey key{w, h, src_format, full_range ? 1 : 0, f->colorspace};
+    const int colorspace = raw_enum(f->colorspace);
+    ConversionKey key{w, h, src_format, full_range ? 1 : 0, colorspace};
     if (key == conversion_key_) return true;
     conversion_key_ = ConversionKey{};
     const int ow = out_size_.width, oh = out_size_.height;
@@ -109,9 +121,9 @@ bool FrameConverter::prepare_conversion(const AVFrame* f) {
         return false;
     }
     // Unspecified colorspace: BT.601, as swscale and most players assume for SD.
-    int cs = f->colorspace == AVCOL_SPC_BT709                                                ? SWS_CS_ITU709
-             : f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL ? SWS_CS_BT2020
-                                                                                             : SWS_CS_ITU601;
+    int cs = colorspace == AVCOL_SPC_BT709                                             ? SWS_CS_ITU709
+             : colorspace == AVCOL_SPC_BT2020_NCL || colorspace == AVCOL_SPC_BT2020_CL ? SWS_CS_BT2020
+                                                                                       : SWS_CS_ITU601;
     const int* coeffs = sws_getCoefficients(cs);
     // Fails (-1) for RGB and grey sources, which have no YUV range to set: harmless. Grey
     // output keeps YUV's Y values (source range = output range); RGB is expanded for display.
@@ -262,8 +274,8 @@ AVFrame* FrameConverter::download_frame(const AVFrame* f) {
         if (!CT_AV_CHECK(av_frame_get_buffer(host, 0))) return nullptr;
     }
     if (!CT_AV_CHECK(av_hwframe_transfer_data(host, f, 0))) return nullptr;
-    host->color_range = f->color_range;
-    host->colorspace = f->colorspace;
+    std::memcpy(&host->color_range, &f->color_range, sizeof host->color_range);  // raw: see raw_enum
+    std::memcpy(&host->colorspace, &f->colorspace, sizeof host->colorspace);
     return host;
 }
 
