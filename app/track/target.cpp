@@ -35,9 +35,11 @@ Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame
     templ_size_ = {std::max(4, static_cast<int>(std::lround(box.width / scale_))),
                    std::max(4, static_cast<int>(std::lround(box.height / scale_)))};
     const double shorter = std::min(templ_size_.width, templ_size_.height);
-    min_scale_ = std::min(scale_, o.min_box_side / shorter);
-    max_scale_ = std::max(scale_, std::min(static_cast<double>(frame.width) / templ_size_.width,
-                                           static_cast<double>(frame.height) / templ_size_.height));
+    // The box (template x scale) never outgrows the frame, not even by the template's rounding:
+    // a box as tall as the frame, its template height rounded up, would be taller than it.
+    max_scale_ = std::min(static_cast<double>(frame.width) / templ_size_.width,
+                          static_cast<double>(frame.height) / templ_size_.height);
+    min_scale_ = std::min({scale_, o.min_box_side / shorter, max_scale_});
     cx_ = box.cx();
     cy_ = box.cy();
     box_ = box;
@@ -131,21 +133,27 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
 }
 
 // The search patch: the template plus a margin on every side from the box's longer side
-// (a thin target moving sideways stays inside) and from its recent speed.
-Size Target::window(const TrackerOptions& o) const {
+// (a thin target moving sideways stays inside) and from its recent speed. No margin goes past
+// the frame's own extent at the smallest scale searched (from any prediction in the frame,
+// every centre in it stays reachable): a tall box with a wide search factor once asked for
+// windows 8 times the frame, seconds a frame of correlating replicated borders.
+Size Target::window(const TrackerOptions& o, Size frame) const {
     const int longer = std::max(templ_size_.width, templ_size_.height);
     const double margin = longer * (o.search_factor - 1) / 2 + o.window_speed * speed_ / scale_;
     const int m = std::max(8, static_cast<int>(std::lround(margin)));
-    return {templ_size_.width + 2 * m, templ_size_.height + 2 * m};
+    const double smallest = scale_ * std::pow(o.scale_step, -(o.scales / 2));
+    const int mx = std::min(m, std::max(1, static_cast<int>(std::ceil(frame.width / smallest))));
+    const int my = std::min(m, std::max(1, static_cast<int>(std::ceil(frame.height / smallest))));
+    return {templ_size_.width + 2 * mx, templ_size_.height + 2 * my};
 }
 
-void Target::plan_track(const TrackerOptions& o, Size, std::vector<SearchRequest>& out) {
+void Target::plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
     planned_.clear();
     planned_first_ = out.size();
     // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
     // hidden for a while is picked up again there, while the re-detection looks further.
     const double px = cx_ + vx_, py = cy_ + vy_;
-    const Size patch = window(o);
+    const Size patch = window(o, frame);
     const int half = o.scales / 2;
     for (int k = -half; k <= half; ++k)
         add_request(out, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
@@ -221,7 +229,7 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
     const std::vector<const TemplateSlot*> templates = searched_templates();
     auto slot_of = [&](const TemplateSlot* t) { return t == &working_ ? 0 : static_cast<int>(t - memory_.data()) + 1; };
     if (has_lead_) {  // the candidate of the last frames, followed closely
-        const Size patch = window(o);
+        const Size patch = window(o, frame);
         for (const TemplateSlot* t : templates)
             add_request(out, slot_of(t), lead_x_, lead_y_, 0, scale_, patch, o.motion_penalty);
     }

@@ -89,7 +89,7 @@ private:
     void add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
                      Size patch, double penalty);
     std::vector<const TemplateSlot*> searched_templates() const;
-    Size window(const TrackerOptions& o) const;
+    Size window(const TrackerOptions& o, Size frame) const;
     void clamp_to_frame(Size frame);
     void set_box();
 

@@ -1,0 +1,126 @@
+// The tracker at the edges of what it accepts: random frame sizes, boxes of any aspect and
+// size inside the frame, and options anywhere in the ranges validate() allows. A box is
+// either refused with a message or tracked; tracking never throws, and every result is a
+// finite box inside the frame. Part of test_tracker.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/track/tracker.h"
+#include "tests/support/session_setup.h"
+
+namespace corrtrack {
+namespace {
+
+struct Rng {
+    std::uint64_t s;
+    std::uint32_t next() {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<std::uint32_t>(s >> 33);
+    }
+    double uniform(double lo, double hi) { return lo + (hi - lo) * (next() / 2147483648.0); }
+    int range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<std::uint32_t>(hi - lo + 1)); }
+};
+
+// Blocky noise (a texture every window can lock on to), shifted by (dx, dy) per frame; `flat`
+// frames are one grey (every target loses its match and searches the frame).
+std::vector<std::uint8_t> scene(Size s, int dx, int dy, bool flat) {
+    std::vector<std::uint8_t> p(static_cast<std::size_t>(s.width) * s.height, 128);
+    if (flat) return p;
+    for (int y = 0; y < s.height; ++y)
+        for (int x = 0; x < s.width; ++x) {
+            std::uint32_t h = static_cast<std::uint32_t>((x + dx) / 3) * 73856093u ^
+                              static_cast<std::uint32_t>((y + dy) / 3) * 19349663u;
+            h ^= h >> 13;
+            h *= 0x5bd1e995u;
+            p[static_cast<std::size_t>(y) * s.width + x] = static_cast<std::uint8_t>(h >> 24);
+        }
+    return p;
+}
+
+TrackerOptions random_options(Rng& r) {
+    TrackerOptions o = test::options_on("cpu_fast");
+    o.search_factor = r.uniform(1.0, 10.0);
+    o.window_speed = r.uniform(0.0, 10.0);
+    o.max_template_side = r.range(4, kMaxTemplateSide);
+    o.min_template_side = r.range(0, kMaxTemplateSide / 4);
+    o.scales = r.range(1, 3);
+    o.scale_step = r.uniform(1.0, 2.0);
+    o.memory = r.range(0, 4);
+    o.gradient = r.next() % 2 ? r.uniform(0.0, 1.0) : 0.0;
+    o.anchor = r.uniform(0.0, 1.0);
+    o.scale_anchor = r.uniform(0.0, 1.0);
+    o.blend_rate = r.uniform(0.0, 1.0);
+    o.keyframe_interval = r.range(1, 5);
+    o.redetect_budget = r.next() % 2 ? -1 : r.range(0, 200000);
+    o.redetect_confirm = r.range(1, 3);
+    o.min_box_side = r.uniform(1.0, 64.0);
+    return o;
+}
+
+TEST(TrackerLimits, AnyAcceptedBoxAndOptionsTrackWithoutThrowing) {
+    // Two cases that failed once: a 6x600 box (the default options kept its template 6 px
+    // across and 600 along, past the kernels' 256) and a box as tall as the frame (its
+    // template's height rounded up, the box grew 0.4 px taller than the frame). Then random ones.
+    struct Case {
+        Size frame;
+        BoxF box;
+        int max_template = 0, min_template = 0;  // 0, 0: random options
+    };
+    std::vector<Case> cases{{{32, 700}, {13, 50, 6, 600}, 32, 12}, {{642, 97}, {259.47, 0.01, 372.18, 96.87}, 256, 10}};
+    Rng r{20261202};
+    for (int k = 0; k < 70; ++k) {
+        Size s{r.range(16, 800), 0};
+        s.height = r.range(16, std::min(800, 90000 / s.width));
+        // Boxes of every shape: thin either way, tiny, the whole frame.
+        const double w = std::max(1.0, s.width * std::pow(r.uniform(0.0, 1.0), 2.0));
+        const double h = std::max(1.0, s.height * std::pow(r.uniform(0.0, 1.0), 2.0));
+        cases.push_back({s, {r.uniform(0.0, s.width - w), r.uniform(0.0, s.height - h), w, h}});
+    }
+    int tracked = 0, refused = 0;
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+        const Size s = cases[k].frame;
+        const BoxF box = cases[k].box;
+        TrackerOptions o = test::options_on("cpu_fast");
+        if (cases[k].max_template > 0) {
+            o.max_template_side = cases[k].max_template;
+            o.min_template_side = cases[k].min_template;
+        } else {
+            o = random_options(r);
+        }
+        ASSERT_EQ(validate(o), "") << k;
+        MultiTracker tracker(o);
+        std::vector<std::uint8_t> first = scene(s, 0, 0, false);
+        std::string error;
+        const ImageView v0{first.data(), s.width, s.height, static_cast<std::size_t>(s.width)};
+        if (tracker.add_target(v0, box, &error) < 0) {
+            EXPECT_FALSE(error.empty()) << k;
+            ++refused;
+            continue;
+        }
+        ++tracked;
+        for (int f = 1; f <= 4; ++f) {
+            const std::vector<std::uint8_t> px = scene(s, 2 * f, -f, f == 3);
+            const ImageView v{px.data(), s.width, s.height, static_cast<std::size_t>(s.width)};
+            std::vector<TrackResult> results;
+            ASSERT_NO_THROW(results = tracker.update(v))
+                << "case " << k << ": " << s.width << "x" << s.height << " frame, box " << box.width << "x"
+                << box.height << ", max/min template " << o.max_template_side << "/" << o.min_template_side;
+            ASSERT_EQ(results.size(), 1u);
+            const BoxF& b = results[0].box;
+            ASSERT_TRUE(std::isfinite(b.x) && std::isfinite(b.y) && std::isfinite(b.width) && std::isfinite(b.height));
+            EXPECT_GE(b.x, -1e-6) << k;
+            EXPECT_GE(b.y, -1e-6) << k;
+            EXPECT_LE(b.x + b.width, s.width + 1e-6) << k;
+            EXPECT_LE(b.y + b.height, s.height + 1e-6) << k;
+        }
+    }
+    std::printf("%d boxes tracked, %d refused with a message\n", tracked, refused);
+    EXPECT_GT(tracked, 40);
+}
+
+}  // namespace
+}  // namespace corrtrack
