@@ -41,9 +41,9 @@ std::vector<std::uint8_t> scene(Size s, int dx, int dy, bool flat) {
     return p;
 }
 
-TrackerOptions random_options(Rng& r) {
+TrackerOptions random_options(Rng& r, double max_search_factor = 10.0) {
     TrackerOptions o = test::options_on("cpu_fast");
-    o.search_factor = r.uniform(1.0, 10.0);
+    o.search_factor = r.uniform(1.0, max_search_factor);
     o.window_speed = r.uniform(0.0, 10.0);
     o.max_template_side = r.range(4, kMaxTemplateSide);
     o.min_template_side = r.range(0, kMaxTemplateSide / 4);
@@ -120,6 +120,60 @@ TEST(TrackerLimits, AnyAcceptedBoxAndOptionsTrackWithoutThrowing) {
     }
     std::printf("%d boxes tracked, %d refused with a message\n", tracked, refused);
     EXPECT_GT(tracked, 40);
+}
+
+// Several targets of any shape in one tracker, one of them twice (the same box added again),
+// one removed after the second frame: every frame has one result per remaining target, in
+// ids() order, each finite and inside the frame. (Search factors up to 4 keep it quick: a
+// frame-sized box with a factor of 9 correlates windows of twice the frame, seconds a frame.)
+TEST(TrackerLimits, SeveralTargetsOfAnyShapeTrackTogether) {
+    Rng r{77};
+    int frames = 0;
+    for (int k = 0; k < 14; ++k) {
+        Size s{r.range(32, 400), 0};
+        s.height = r.range(32, std::min(400, 50000 / s.width));
+        const TrackerOptions o = random_options(r, 4.0);
+        MultiTracker tracker(o);
+        const std::vector<std::uint8_t> first = scene(s, 0, 0, false);
+        const ImageView v0{first.data(), s.width, s.height, static_cast<std::size_t>(s.width)};
+        std::vector<TargetId> ids;
+        const int n = r.range(2, 5);
+        BoxF last;
+        for (int t = 0; t <= n; ++t) {
+            const double w = std::max(4.0, s.width * std::pow(r.uniform(0.0, 1.0), 2.0));
+            const double h = std::max(4.0, s.height * std::pow(r.uniform(0.0, 1.0), 2.0));
+            const BoxF box = t == n ? last : BoxF{r.uniform(0.0, s.width - w), r.uniform(0.0, s.height - h), w, h};
+            std::string error;
+            const TargetId id = tracker.add_target(v0, box, &error);
+            if (id >= 0)
+                ids.push_back(id);
+            else
+                EXPECT_FALSE(error.empty());
+            last = box;
+        }
+        for (int f = 1; f <= 4; ++f) {
+            if (f == 3 && !ids.empty()) {
+                ASSERT_TRUE(tracker.remove_target(ids.front()));
+                ids.erase(ids.begin());
+            }
+            const std::vector<std::uint8_t> px = scene(s, f, 2 * f, f == 2);
+            const ImageView v{px.data(), s.width, s.height, static_cast<std::size_t>(s.width)};
+            std::vector<TrackResult> results;
+            ASSERT_NO_THROW(results = tracker.update(v)) << "case " << k;
+            ASSERT_EQ(results.size(), ids.size()) << k;
+            for (std::size_t i = 0; i < results.size(); ++i) {
+                const BoxF& b = results[i].box;
+                EXPECT_EQ(results[i].id, ids[i]) << k;
+                ASSERT_TRUE(std::isfinite(b.x) && std::isfinite(b.y) && std::isfinite(b.width) &&
+                            std::isfinite(b.height));
+                EXPECT_TRUE(b.x >= -1e-6 && b.y >= -1e-6 && b.x + b.width <= s.width + 1e-6 &&
+                            b.y + b.height <= s.height + 1e-6)
+                    << "case " << k << " target " << ids[i];
+            }
+            frames += !ids.empty();
+        }
+    }
+    EXPECT_GT(frames, 40);
 }
 
 }  // namespace
