@@ -27,7 +27,7 @@ void TemplateSlot::assign(const std::uint8_t* p, Size s, bool with_gradient) {
 Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame) : id_(id) {
     // The longer side shrinks to max_template_side, unless the shorter one would then fall
     // below min_template_side: a thin target keeps enough pixels across to be told apart. But
-    // never past what every kernel takes (kMaxTemplateSide): a 8x500 box is matched as 4x256.
+    // never past what every kernel takes (kMaxTemplateSide): an 8x500 box is matched as 4x256.
     const double longer = std::max(box.width, box.height);
     double reduce = longer / o.max_template_side;
     if (o.min_template_side > 0) reduce = std::min(reduce, std::min(box.width, box.height) / o.min_template_side);
