@@ -78,6 +78,26 @@ int main(int argc, char** argv) {
         if (c.hint <= 3) put(out / "fuzz_track", c.file, std::string(1, static_cast<char>(c.hint | 0x80)) + bytes);
         ++written;
     }
+    // A tall and a wide clip for fuzz_track: the harness's box (half the frame) is then a thin
+    // box whose longer side passes the kernels' 256, which once threw on its first search.
+    for (const bool tall : {true, false}) {
+        SyntheticClipSpec s = spec;
+        s.width = tall ? 16 : 520;
+        s.height = tall ? 520 : 16;
+        s.object_width = tall ? 8 : 200;
+        s.object_height = tall ? 200 : 8;
+        s.start_x = tall ? 4 : 100;
+        s.start_y = tall ? 100 : 4;
+        std::string error;
+        const std::string file = tall ? "tall.mkv" : "wide.mkv";
+        const std::string path = (tmp / file).string();
+        if (corrtrack::write_synthetic_clip(path, s, &error).empty()) {
+            std::fprintf(stderr, "fuzz_make_seeds: %s: %s\n", file.c_str(), error.c_str());
+            continue;
+        }
+        put(out / "fuzz_track", file, std::string(1, static_cast<char>(0x80)) + slurp(path));
+        ++written;
+    }
     // Single images (image2 writes numbered files from 1).
     SyntheticClipSpec one = spec;
     one.frames = 1;
