@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "app/eval/otb.h"
 #include "app/io/frame_source.h"
@@ -11,6 +12,7 @@
 #include "app/track/tracker.h"
 #include "corrtrack/ncc_math.h"
 #include "tests/support/session_setup.h"
+#include "tests/support/random_image.h"
 #include "tests/support/read_source.h"
 #include "tests/support/synthetic_clip.h"
 
@@ -219,17 +221,17 @@ TEST(Resample, IntegerCopyAndAreaAverage) {
 // formula), inside the frame and across its borders, at random origins and scales.
 TEST(Resample, BilinearEqualsTheDirectInterpolationBitForBit) {
     const int sw = 61, sh = 47;
-    std::vector<std::uint8_t> src(static_cast<std::size_t>(sw) * sh);
-    std::uint32_t state = 12345;
-    auto next = [&] { return state = state * 1664525u + 1013904223u; };
-    for (auto& p : src) p = static_cast<std::uint8_t>(next() >> 24);
-    const ImageView v{src.data(), sw, sh, static_cast<std::size_t>(sw)};
+    const test::OwnedImage image = test::random_image(sw, sh, 12345);
+    const std::vector<std::uint8_t>& src = image.pixels;
+    const ImageView v = image.view();
+    std::mt19937 rng(6789);
+    std::uniform_real_distribution<double> scale(0.6, 1.25), x0(-8.0, 62.0), y0(-8.0, 47.0);
+    std::uniform_int_distribution<int> side(1, 40);
     ResampleScratch scratch;
     long checked = 0;
     for (int k = 0; k < 200; ++k) {
-        const double s = 0.6 + 0.65 * (next() >> 8) / 16777216.0;  // 0.6 .. 1.25
-        const double ox = -8 + 70 * (next() >> 8) / 16777216.0, oy = -8 + 55 * (next() >> 8) / 16777216.0;
-        const Size out{1 + static_cast<int>(next() % 40), 1 + static_cast<int>(next() % 40)};
+        const double s = scale(rng), ox = x0(rng), oy = y0(rng);
+        const Size out{side(rng), side(rng)};
         std::vector<std::uint8_t> got(static_cast<std::size_t>(out.width) * out.height);
         sample_patch(v, ox, oy, s, out, got.data(), static_cast<std::size_t>(out.width), scratch);
         if (s == 1.0 && ox == std::floor(ox) && oy == std::floor(oy)) continue;  // the integer copy
