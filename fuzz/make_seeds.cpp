@@ -63,17 +63,22 @@ int main(int argc, char** argv) {
     };
     const Clip clips[] = {{"c.mkv", 0, ""}, {"c.mp4", 1, ""},      {"c.avi", 2, ""},    {"c.ts", 3, ""},
                           {"c.mov", 4, ""}, {"m.mkv", 0, "mjpeg"}, {"p.mkv", 0, "png"}, {"g.avi", 2, "mpeg4"}};
+    // The bytes of a clip written with `s` as tmp/file; empty (and said) when it cannot be written.
+    auto clip_bytes = [&](const SyntheticClipSpec& s, const std::string& file) {
+        std::string error;
+        const std::string path = (tmp / file).string();
+        if (corrtrack::write_synthetic_clip(path, s, &error).empty()) {
+            std::fprintf(stderr, "fuzz_make_seeds: %s: %s\n", file.c_str(), error.c_str());
+            return std::string();
+        }
+        return slurp(path);
+    };
     int written = 0;
     for (const Clip& c : clips) {
         SyntheticClipSpec s = spec;
         s.codec = c.codec;
-        std::string error;
-        const std::string path = (tmp / c.file).string();
-        if (corrtrack::write_synthetic_clip(path, s, &error).empty()) {
-            std::fprintf(stderr, "fuzz_make_seeds: %s: %s\n", c.file, error.c_str());
-            continue;
-        }
-        const std::string bytes = slurp(path);
+        const std::string bytes = clip_bytes(s, c.file);
+        if (bytes.empty()) continue;
         put(out / "fuzz_input", c.file, std::string(1, static_cast<char>(c.hint)) + bytes);
         if (c.hint <= 3) put(out / "fuzz_track", c.file, std::string(1, static_cast<char>(c.hint | 0x80)) + bytes);
         ++written;
@@ -88,14 +93,10 @@ int main(int argc, char** argv) {
         s.object_height = tall ? 200 : 8;
         s.start_x = tall ? 4 : 100;
         s.start_y = tall ? 100 : 4;
-        std::string error;
         const std::string file = tall ? "tall.mkv" : "wide.mkv";
-        const std::string path = (tmp / file).string();
-        if (corrtrack::write_synthetic_clip(path, s, &error).empty()) {
-            std::fprintf(stderr, "fuzz_make_seeds: %s: %s\n", file.c_str(), error.c_str());
-            continue;
-        }
-        put(out / "fuzz_track", file, std::string(1, static_cast<char>(0x80)) + slurp(path));
+        const std::string bytes = clip_bytes(s, file);
+        if (bytes.empty()) continue;
+        put(out / "fuzz_track", file, std::string(1, static_cast<char>(0x80)) + bytes);
         ++written;
     }
     // Single images (image2 writes numbered files from 1).
