@@ -297,7 +297,9 @@ private:
         const double work = static_cast<double>(o.width) * o.height * p.templ.width * p.templ.height * p.templates;
         if (work >= kSmallWork) return {};
         const bool batch = p.templates >= kSmallBatchTemplates;
-        for (const char* name : {batch ? kSmallBatchKernel : kSmallKernel, kSmallKernel}) {
+        const char* const order[] = {kSmallBatchKernel, kSmallKernel};  // a batch tries both
+        for (std::size_t i = batch ? 0 : 1; i < 2; ++i) {
+            const char* name = order[i];
             const KernelEntry* e = find_kernel(name);
             if (!e || !e->available() || !instance(name).corr->supports(p, nullptr)) continue;
             last_timings_ = std::string("untimed: ") + name + (batch ? " (a small batch)" : " (a small problem)");
