@@ -84,6 +84,8 @@ TEST_F(BadInput, OptionValuesOutOfRangeAreUsageErrors) {
         {track("--frames 99999999999999999999"), 2, "--frames"},
         {track("--scales abc"), 2, "--scales"},
         {track("--nvdec-streams 0"), 2, "--nvdec-streams"},
+        {track("--nvdec-rate 0"), 2, "--nvdec-rate"},
+        {track("--nvdec-rate nan"), 2, "--nvdec-rate"},
         {"bench --sizes 100000x100000 --kernels cpu_fast", 2, "too large"},
         {"bench --templates 99999x3 --kernels cpu_fast", 2, "too large"},
         {"bench --runs 0", 2, "--runs"},

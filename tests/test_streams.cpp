@@ -344,6 +344,102 @@ TEST_F(Streams, StreamsTakeNvdecPlacesInInputOrder) {
     }
 }
 
+// Paced streams share NVDEC by pixel rate: as many as fit, then the CPU; the count rule of the
+// full-speed streams goes on beside it.
+TEST(NvdecShare, PacedStreamsFillNvdecUpToTheirPixelRate) {
+    NvdecShare share(1, 200.0);
+    const double p1080 = 1920.0 * 1080 * 30 / 1e6;  // 62.208
+    std::vector<DecoderChoice> got;
+    for (int i = 0; i < 4; ++i) got.push_back(share.take(DecodeMode::kAuto, true, p1080));
+    for (int i = 0; i < 3; ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_TRUE(got[i].holds_nvdec);
+        EXPECT_TRUE(got[i].by_rate);
+        EXPECT_EQ(got[i].mode, DecodeMode::kAuto);
+        EXPECT_DOUBLE_EQ(got[i].mpix_per_s, p1080);
+    }
+    EXPECT_FALSE(got[3].holds_nvdec);
+    EXPECT_TRUE(got[3].nvdec_full);
+    EXPECT_EQ(got[3].mode, DecodeMode::kSoftware);
+    EXPECT_EQ(got[3].full_why, "NVDEC full: 187 of 200 Mpixel/s taken by paced streams (--nvdec-rate)");
+    EXPECT_NEAR(share.held_rate(), 3 * p1080, 1e-9);
+    EXPECT_EQ(share.held(), 0);
+    // A smaller stream still fits in what is left (200 - 186.6).
+    const DecoderChoice small = share.take(DecodeMode::kAuto, true, 640.0 * 480 * 30 / 1e6);
+    EXPECT_TRUE(small.holds_nvdec);
+    // The full-speed count is its own: one place, then full.
+    const DecoderChoice fast = share.take(DecodeMode::kAuto, true);
+    EXPECT_TRUE(fast.holds_nvdec);
+    EXPECT_FALSE(fast.by_rate);
+    const DecoderChoice fast2 = share.take(DecodeMode::kAuto, true);
+    EXPECT_TRUE(fast2.nvdec_full);
+    EXPECT_EQ(fast2.full_why, "NVDEC full: 1 streams on it (--nvdec-streams)");
+    EXPECT_EQ(share.held(), 1);
+    share.give_back(got[0]);
+    share.give_back(small);
+    EXPECT_NEAR(share.held_rate(), 2 * p1080, 1e-9);
+    const DecoderChoice again = share.take(DecodeMode::kAuto, true, p1080);
+    EXPECT_TRUE(again.holds_nvdec);
+    EXPECT_EQ(share.held(), 1);
+    // Given all back, the rate is exactly 0 again, whatever the rounding.
+    share.give_back(got[1]);
+    share.give_back(got[2]);
+    share.give_back(again);
+    EXPECT_EQ(share.held_rate(), 0.0);
+}
+
+// One paced stream always gets NVDEC, even above the limit: alone, NVDEC is never worse.
+TEST(NvdecShare, OnePacedStreamAboveTheRateStillGetsNvdec) {
+    NvdecShare share(8, 100.0);
+    const double p4k60 = 3840.0 * 2160 * 60 / 1e6;  // 497.7
+    const DecoderChoice first = share.take(DecodeMode::kAuto, true, p4k60);
+    EXPECT_TRUE(first.holds_nvdec);
+    EXPECT_TRUE(share.take(DecodeMode::kAuto, true, 1.0).nvdec_full);
+    share.give_back(first);
+    EXPECT_EQ(share.held_rate(), 0.0);
+    EXPECT_TRUE(share.take(DecodeMode::kAuto, true, 1.0).holds_nvdec);
+}
+
+// A file's pixel rate comes from its container; URLs and files that do not open count as 1080p30.
+TEST_F(Streams, PacedPixelRateIsWidthTimesHeightTimesFps) {
+    EXPECT_DOUBLE_EQ(paced_pixel_rate(d() + "/cama.mp4"), 320.0 * 240 * 25 / 1e6);
+    EXPECT_DOUBLE_EQ(paced_pixel_rate(d() + "/no-such-file.mp4"), kUnknownPacedMpixPerS);
+    EXPECT_DOUBLE_EQ(paced_pixel_rate("rtsp://cam.local/live"), kUnknownPacedMpixPerS);
+    EXPECT_DOUBLE_EQ(kUnknownPacedMpixPerS, 62.208);
+    EXPECT_TRUE(paced_by_source("rtsp://cam.local/live"));
+    EXPECT_FALSE(paced_by_source(d() + "/cama.mp4"));
+}
+
+// With --realtime, streams take NVDEC by pixel rate in input order: 2 of the 1.92 Mpixel/s
+// clips fit in 4, so the first two hold it and the last two were sent to the CPU by rate.
+TEST_F(Streams, RealtimeStreamsTakeNvdecByPixelRateInInputOrder) {
+    TrackArgs args;
+    args.quiet = true;
+    args.tracker.kernel = "cpu_fast";
+    args.max_frames = 3;
+    args.realtime = true;
+    args.nvdec_rate = 4.0;
+    std::vector<StreamPlan> plans(4);
+    const std::vector<std::string> inputs(4, d() + "/cama.mp4");
+    const std::vector<std::string> names = unique_stream_names(inputs);
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+        plans[i].name = names[i];
+        plans[i].input = inputs[i];
+        plans[i].boxes = {to_box(truth_a_[0])};
+    }
+    const StreamSetRun run = run_stream_set(args, plans, "cpu_fast");
+    ASSERT_EQ(run.decoders.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_TRUE(run.decoders[i].by_rate);
+        EXPECT_EQ(run.decoders[i].holds_nvdec, i < 2);
+        EXPECT_EQ(run.decoders[i].nvdec_full, i >= 2);
+        EXPECT_EQ(run.results[i]->frames, 3);
+        EXPECT_EQ(run.results[i]->exit_code, 0);
+    }
+    EXPECT_EQ(run.decoders[2].full_why, "NVDEC full: 4 of 4 Mpixel/s taken by paced streams (--nvdec-rate)");
+}
+
 TEST(NvdecShare, OnlyFilesAndUrlsAreCandidates) {
     TempDir dir("nvdec-share");
     EXPECT_TRUE(nvdec_candidate(dir.file("clip.mp4")));  // a file, even before it exists

@@ -191,6 +191,7 @@ int run_e2e_bench(const E2eOptions& o) {
                           {"stream_counts", o.streams},
                           {"realtime", o.realtime},
                           {"nvdec_streams", o.nvdec_streams},
+                          {"nvdec_rate", o.nvdec_rate},
                           {"clips", nlohmann::json::array()}};
     for (const DecodeMode mode : o.decoders) doc["decoders"].push_back(to_string(mode));
     std::printf("%-22s %-6s %7s %12s %12s %9s %17s %s\n", "clip", "decode", "frames", "decode fps", "+track fps",

@@ -24,11 +24,12 @@ struct E2eOptions {
     // Decoders to time: the decode-vs-track table and --targets take sw and nvdec from it,
     // --streams all three.
     std::vector<DecodeMode> decoders = {DecodeMode::kSoftware, DecodeMode::kNvdec, DecodeMode::kAuto};
-    std::vector<int> targets;                  // --targets: one pass per count, that many boxes on a grid
-    Size target_size{40, 40};                  // --target-size
-    std::vector<int> streams;                  // --streams: one pass per count, that many copies of the clip
-    bool realtime = false;                     // --realtime: --streams passes paced at the clip's timestamps
-    int nvdec_streams = kDefaultNvdecStreams;  // --nvdec-streams, for --streams with auto
+    std::vector<int> targets;                   // --targets: one pass per count, that many boxes on a grid
+    Size target_size{40, 40};                   // --target-size
+    std::vector<int> streams;                   // --streams: one pass per count, that many copies of the clip
+    bool realtime = false;                      // --realtime: --streams passes paced at the clip's timestamps
+    int nvdec_streams = kDefaultNvdecStreams;   // --nvdec-streams, for --streams with auto
+    double nvdec_rate = kDefaultNvdecMpixPerS;  // --nvdec-rate, for --streams --realtime with auto
     std::string json;
     bool quiet = false;
 };

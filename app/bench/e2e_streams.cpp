@@ -38,6 +38,7 @@ StreamsPass run_streams_pass(const E2eClip& clip, const std::vector<BoxF>& boxes
     a.realtime = o.realtime;
     a.decode = mode;
     a.nvdec_streams = o.nvdec_streams;
+    a.nvdec_rate = o.nvdec_rate;
     const std::vector<std::string> names = unique_stream_names(std::vector<std::string>(n, clip.path));
     std::vector<StreamPlan> plans(n);
     for (int i = 0; i < n; ++i) {
@@ -201,6 +202,7 @@ nlohmann::json run_streams_rows(const E2eClip& clip, const std::vector<BoxF>& bo
                             {"latency_p95_frame_times", p95_frames},
                             {"decoders", {{"nvdec", t.on_nvdec}, {"sw", t.on_cpu}}},
                             {"nvdec_streams", o.nvdec_streams},
+                            {"nvdec_rate", o.nvdec_rate},
                             {"per_stream", t.per_stream}});
         }
     }

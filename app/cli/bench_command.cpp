@@ -120,6 +120,10 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
                       "e2e --streams with auto: at most this many streams on NVDEC at once, the rest on the CPU "
                       "(as `corrtrack track --nvdec-streams`)",
                       1, kMaxNvdecStreams);
+    add_ranged_option(*cmd, "--nvdec-rate", e2e->nvdec_rate,
+                      "e2e --streams --realtime with auto: paced streams on NVDEC up to this many Mpixel/s, the "
+                      "rest on the CPU (as `corrtrack track --nvdec-rate`)",
+                      1.0, kMaxNvdecMpixPerS);
     cmd->callback([o, e2e, decoders, target_counts, target_size, &outcome] {
         e2e->targets = *target_counts;
         if (e2e->clips.empty() && (!e2e->targets.empty() || !e2e->streams.empty() || e2e->realtime)) {

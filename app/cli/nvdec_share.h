@@ -1,22 +1,27 @@
-// Which decoder each stream of a several-input run gets with `--decode auto`: NVDEC for at
-// most `limit` streams at once (`--nvdec-streams`, default kDefaultNvdecStreams), the CPU's
-// decoders for the rest, so that streams beyond NVDEC's saturation point add the CPU's
-// decoders to the run instead of queueing on NVDEC.
+// Which decoder each stream of a several-input run gets with `--decode auto`.
 //
-// Why a count of streams: on the H200, FFmpeg alone decoding 1080p H.264 on NVDEC in N
-// concurrent sessions reached 395 fps (N=1), 1082 (4), 1468 (8) and 1457 (16); 4K 99 (1), 346
-// (8) and 356 (16). Both sizes plateau at about 8 sessions (about 3 Gpixel/s), so an 8-th
-// session already gets the last of NVDEC and a 9-th only shares it, while the CPU decoders
-// (2213 fps at 1080p with 16 cores) sit idle.
+// Full-speed streams (files without --realtime): NVDEC for at most `limit` streams at once
+// (`--nvdec-streams`, default kDefaultNvdecStreams), the CPU's decoders for the rest. On the
+// H200, FFmpeg alone decoding 1080p H.264 on NVDEC in N concurrent sessions reached 395 fps
+// (N=1), 1082 (4), 1468 (8) and 1457 (16); 4K 99 (1), 346 (8) and 356 (16). Both sizes
+// plateau at about 8 sessions (about 3 Gpixel/s), so a 9-th full-speed session only shares
+// NVDEC while the CPU decoders (2213 fps at 1080p with 16 cores) sit idle.
 //
-// The rule: streams take their decoder as they start, in input order (all at once without
-// --jobs, so the first `limit` inputs NVDEC can serve get it); a stream gives its NVDEC place
-// back when it ends, so with --jobs the next stream to start takes it. Only files and URLs
-// count (NVDEC serves nothing else); a file whose codec NVDEC declines still holds its place
-// until it ends (its codec is known only once it is open). --decode nvdec puts every stream on
-// NVDEC and --decode sw none, as asked.
+// Paced streams (--realtime, and URLs, which come at their sender's rate): NVDEC while the
+// pixel rates they ask for add up to at most `rate_limit` Mpixel/s (`--nvdec-rate`, default
+// kDefaultNvdecMpixPerS, 80% of that plateau). A paced stream asks only width x height x fps
+// of its decoder, so 32 live 1080p30 streams (1991 Mpixel/s) all fit on NVDEC, where they ran
+// without a drop, while 8 on NVDEC and 24 on the CPU dropped 324 late frames (H200,
+// bench/results/h200_2026-12-02b): the CPU decoders compete with the trackers for the cores.
+//
+// Streams take their decoder as they start, in input order (all at once without --jobs), and
+// give it back when they end, so with --jobs the next stream to start takes the place. Only
+// files and URLs count (NVDEC serves nothing else); a file whose codec NVDEC declines still
+// holds its place until it ends (its codec is known only once it is open). --decode nvdec
+// puts every stream on NVDEC and --decode sw none, as asked.
 // Thread rules: NvdecShare is not locked; its owner calls take() and give_back() under its
-// own lock (run_streams' start lock).
+// own lock (run_streams' start lock). paced_pixel_rate opens the input: call it before the
+// streams start.
 #pragma once
 
 #include <string>
@@ -27,32 +32,51 @@ namespace corrtrack {
 
 constexpr int kDefaultNvdecStreams = 8;
 constexpr int kMaxNvdecStreams = 4096;
+constexpr double kDefaultNvdecMpixPerS = 2400;
+constexpr double kMaxNvdecMpixPerS = 1e6;
+// What a paced input is taken to ask for when its container does not say (URLs are not
+// opened twice; a file that gives no size or rate): 1920x1080 at 30 fps.
+constexpr double kUnknownPacedMpixPerS = 1920.0 * 1080 * 30 / 1e6;
 
 // A file or URL: an input NVDEC may decode (cameras and image sequences never reach it).
 bool nvdec_candidate(const std::string& input);
+// Whether an input comes at its own pace whatever the run asks (URLs).
+bool paced_by_source(const std::string& input);
+// The Mpixel/s a paced input asks of its decoder: the container's width x height x frame
+// rate for a file, kUnknownPacedMpixPerS for URLs and files that do not say.
+double paced_pixel_rate(const std::string& input);
 
-// One stream's decoder: the mode its FrameSource opens with, and whether it holds an NVDEC
-// place (to give back when it ends).
+// One stream's decoder: the mode its FrameSource opens with, and the NVDEC share it holds
+// (to give back when it ends).
 struct DecoderChoice {
     DecodeMode mode = DecodeMode::kSoftware;
     bool holds_nvdec = false;
-    bool nvdec_full = false;  // auto sent it to the CPU because `limit` streams hold NVDEC
+    double mpix_per_s = 0;    // a paced stream's pixel rate, held while holds_nvdec
+    bool nvdec_full = false;  // auto sent it to the CPU: `limit` streams (or the rate) hold NVDEC
+    bool by_rate = false;     // judged by the pixel rate (a paced stream), not the count
+    std::string full_why;     // with nvdec_full: "NVDEC full: 8 streams on it (--nvdec-streams)"
 };
 
 class NvdecShare {
 public:
-    explicit NvdecShare(int limit) : limit_(limit) {}
+    explicit NvdecShare(int limit, double rate_limit = kDefaultNvdecMpixPerS)
+        : limit_(limit), rate_limit_(rate_limit) {}
     // The decoder of the next stream to start, which asked for `requested` (--decode);
-    // candidate: nvdec_candidate(its input).
-    DecoderChoice take(DecodeMode requested, bool candidate);
+    // candidate: nvdec_candidate(its input); paced_mpix_per_s: its pixel rate if it is paced
+    // (paced_pixel_rate), 0 for a full-speed stream.
+    DecoderChoice take(DecodeMode requested, bool candidate, double paced_mpix_per_s = 0);
     // The stream that took `choice` has ended.
     void give_back(const DecoderChoice& choice);
-    int held() const { return held_; }
+    int held() const { return held_; }               // full-speed streams on NVDEC
+    double held_rate() const { return held_rate_; }  // Mpixel/s of the paced ones
     int limit() const { return limit_; }
+    double rate_limit() const { return rate_limit_; }
 
 private:
     int limit_;
+    double rate_limit_;
     int held_ = 0;
+    double held_rate_ = 0;
 };
 
 }  // namespace corrtrack

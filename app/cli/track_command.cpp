@@ -229,11 +229,16 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
                 throw CLI::ValidationError("--decode", "must be sw, nvdec or auto");
         },
         "sw | nvdec | auto (default auto: NVDEC when a GPU tracker runs and the codec allows; with several "
-        "inputs, NVDEC for the first --nvdec-streams of them at once and the CPU for the rest)");
+        "inputs, NVDEC while it has room (--nvdec-streams, --nvdec-rate) and the CPU for the rest)");
     add_ranged_option(*cmd, "--nvdec-streams", args->nvdec_streams,
-                      "with several inputs and --decode auto: at most this many streams decode on NVDEC at once, "
-                      "the others on the CPU (NVDEC saturates at about 8 sessions on an H200)",
+                      "with several inputs and --decode auto: at most this many full-speed streams decode on NVDEC "
+                      "at once, the others on the CPU (NVDEC saturates at about 8 sessions on an H200)",
                       1, kMaxNvdecStreams);
+    add_ranged_option(*cmd, "--nvdec-rate", args->nvdec_rate,
+                      "with several inputs and --decode auto: paced streams (--realtime, URLs) decode on NVDEC while "
+                      "their width x height x fps add up to at most this many Mpixel/s, the others on the CPU "
+                      "(default 2400: 80% of an H200's NVDEC; about 350 per NVDEC engine)",
+                      1.0, kMaxNvdecMpixPerS);
     cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
     add_camera_options(*cmd, args->camera);
     add_tracker_options(*cmd, args->tracker);

@@ -39,7 +39,8 @@ struct TrackArgs {
     bool realtime = false;
     bool allow_damaged = false;
     DecodeMode decode = DecodeMode::kAuto;
-    int nvdec_streams = kDefaultNvdecStreams;  // with several inputs and auto: NVDEC at once at most
+    int nvdec_streams = kDefaultNvdecStreams;   // with several inputs and auto: NVDEC at once at most
+    double nvdec_rate = kDefaultNvdecMpixPerS;  // the same for paced streams, in Mpixel/s
     CameraRequest camera;
     VideoQuality video_quality = VideoQuality::kFast;
     TrackerOptions tracker;

@@ -195,16 +195,21 @@ StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& p
     for (std::size_t i = 0; i < n; ++i) results.push_back(std::make_unique<StreamResult>());
     run.decoders.resize(n);
     std::vector<bool> candidate(n);
-    for (std::size_t i = 0; i < n; ++i) candidate[i] = nvdec_candidate(plans[i].input);
+    std::vector<double> paced_rate(n, 0.0);  // Mpixel/s of a paced auto stream, 0 otherwise
+    for (std::size_t i = 0; i < n; ++i) {
+        candidate[i] = nvdec_candidate(plans[i].input);
+        if (candidate[i] && plans[i].decode == DecodeMode::kAuto && (a.realtime || paced_by_source(plans[i].input)))
+            paced_rate[i] = paced_pixel_rate(plans[i].input);
+    }
     const std::size_t jobs = a.jobs > 0 ? std::min<std::size_t>(static_cast<std::size_t>(a.jobs), n) : n;
     run.jobs = jobs;
     const std::atomic<bool>& stop = InterruptGuard::flag();
     std::atomic<std::size_t> running{0}, done{0}, workers_left{0};
     // Streams start in input order and take their decoder as they start, under one lock, so
-    // that all at once the first --nvdec-streams inputs get NVDEC whichever thread runs first.
+    // that all at once the first inputs NVDEC has room for get it whichever thread runs first.
     std::mutex start_mutex;
     std::size_t next = 0;
-    NvdecShare share(a.nvdec_streams);
+    NvdecShare share(a.nvdec_streams, a.nvdec_rate);
     const auto t_start = std::chrono::steady_clock::now();
 
     // One GPU context per worker, made here before any thread starts and destroyed after every
@@ -224,7 +229,7 @@ StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& p
                 if (stop.load()) return;  // a signal: streams not started yet stay so
                 i = next++;
                 if (i >= n) return;
-                choice = share.take(plans[i].decode, candidate[i]);
+                choice = share.take(plans[i].decode, candidate[i], paced_rate[i]);
                 run.decoders[i] = choice;
             }
             ++running;
@@ -240,8 +245,7 @@ StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& p
                 std::fprintf(stderr, "corrtrack track [%s]: error: %s\n", plans[i].name.c_str(), e.what());
             }
             // Only news where a GPU tracker could have had NVDEC.
-            if (choice.nvdec_full && r.on_gpu)
-                r.decode_why = "NVDEC full: " + std::to_string(share.limit()) + " streams on it (--nvdec-streams)";
+            if (choice.nvdec_full && r.on_gpu) r.decode_why = choice.full_why;
             {
                 const std::lock_guard<std::mutex> lock(start_mutex);
                 share.give_back(choice);
@@ -365,6 +369,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
               {"decoders", {{"nvdec", on_nvdec}, {"sw", on_cpu}}}}},
             {"decode", to_string(a.decode)},
             {"nvdec_streams", a.nvdec_streams},
+            {"nvdec_rate", a.nvdec_rate},
             {"exit_code", exit_code},
             {"interrupted", signalled ? nlohmann::json(InterruptGuard::signal_name()) : nlohmann::json(nullptr)}};
         std::string why;
@@ -402,7 +407,10 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
         std::printf("decode      %s: %d stream%s on NVDEC, %d on the CPU", to_string(a.decode), on_nvdec,
                     on_nvdec == 1 ? "" : "s", on_cpu);
         if (a.decode == DecodeMode::kAuto && on_gpu)
-            std::printf(" (at most %d at once on NVDEC: --nvdec-streams)", a.nvdec_streams);
+            std::printf(
+                " (at most %d full-speed streams or %.0f Mpixel/s of paced ones on NVDEC: --nvdec-streams, "
+                "--nvdec-rate)",
+                a.nvdec_streams, a.nvdec_rate);
         std::printf("\n");
         if (signalled)
             std::printf("stopped     by %s; the outputs cover the frames tracked\n", InterruptGuard::signal_name());
