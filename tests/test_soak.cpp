@@ -5,11 +5,10 @@
 // Only MultiTracker's public API is used (add_target / update / size).
 // Environment: CORRTRACK_SOAK_FRAMES (default 20000), CORRTRACK_SOAK_KERNEL (default cpu_fast;
 // "auto" on a GPU), CORRTRACK_SOAK_REPORT=path writes the measurements as JSON (scripts/soak.sh),
-// CORRTRACK_SOAK_TIME_GROWTH (default 1.5) bounds the time per frame at the end over the start.
-// Under ctest the machine is shared with other tests, and thread CPU time still moves by 10-12%
-// with cache and frequency contention, so ctest's bound only catches a cost that grows with the
-// run's length (a scan over a growing cache doubles it); scripts/soak.sh, a benchmark run on a
-// quiet machine, sets 1.10.
+// CORRTRACK_SOAK_TIME_GROWTH=x bounds the time per frame at the end to x times the start.
+// Without it (ctest) the time is printed and not asserted: on a shared 2-core CI machine thread
+// CPU time moved by up to 1.5x with the work unchanged, so a time bound there fails at random.
+// scripts/soak.sh and gpu_check's soak step, benchmark runs on a quiet machine, set 1.10.
 #include <gtest/gtest.h>
 
 #include <time.h>
@@ -226,9 +225,13 @@ TEST(Soak, EightTargetsThreeScalesStayFlatInMemoryAndTime) {
     EXPECT_LT(rss_end, rss_start * 1.10) << "resident memory grew";
     for (std::size_t w = base; w < window_rss.size(); ++w)
         EXPECT_LT(window_rss[w], rss_start * 1.10) << "resident memory grew on the way (window " << w << ")";
-    const char* growth_env = std::getenv("CORRTRACK_SOAK_TIME_GROWTH");
-    const double growth = growth_env && std::atof(growth_env) > 1.0 ? std::atof(growth_env) : 1.5;
-    EXPECT_LT(ms_end, ms_start * growth) << "the time per frame grew by more than " << growth << "x";
+    // The time per frame is a benchmark's bound (scripts/soak.sh, gpu_check's soak step set
+    // CORRTRACK_SOAK_TIME_GROWTH on a quiet machine); under ctest it is printed only, since a
+    // shared 2-core machine moved thread CPU time by 1.5x with no change in the work.
+    if (const char* growth_env = std::getenv("CORRTRACK_SOAK_TIME_GROWTH"); growth_env && std::atof(growth_env) > 1.0) {
+        const double growth = std::atof(growth_env);
+        EXPECT_LT(ms_end, ms_start * growth) << "the time per frame grew by more than " << growth << "x";
+    }
     // It must also be tracking, losing and finding again, or it would prove nothing about
     // those paths: hidden targets are lost, and many visible ones are on target. (Tracking
     // quality is test_tracker's and test_eval_real's business; this bar only says "tracking".)
