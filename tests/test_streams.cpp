@@ -402,12 +402,20 @@ TEST(NvdecShare, OnePacedStreamAboveTheRateStillGetsNvdec) {
 
 // A file's pixel rate comes from its container; URLs and files that do not open count as 1080p30.
 TEST_F(Streams, PacedPixelRateIsWidthTimesHeightTimesFps) {
-    EXPECT_DOUBLE_EQ(paced_pixel_rate(d() + "/cama.mp4"), 320.0 * 240 * 25 / 1e6);
-    EXPECT_DOUBLE_EQ(paced_pixel_rate(d() + "/no-such-file.mp4"), kUnknownPacedMpixPerS);
-    EXPECT_DOUBLE_EQ(paced_pixel_rate("rtsp://cam.local/live"), kUnknownPacedMpixPerS);
+    const auto rate = [](const std::string& input, bool realtime = true) {
+        return nvdec_need(input, DecodeMode::kAuto, realtime).paced_mpix_per_s;
+    };
+    EXPECT_DOUBLE_EQ(rate(d() + "/cama.mp4"), 320.0 * 240 * 25 / 1e6);
+    EXPECT_DOUBLE_EQ(rate(d() + "/no-such-file.mp4"), kUnknownPacedMpixPerS);
+    EXPECT_DOUBLE_EQ(rate("rtsp://cam.local/live"), kUnknownPacedMpixPerS);
+    EXPECT_DOUBLE_EQ(rate("rtsp://cam.local/live", false), kUnknownPacedMpixPerS);  // paced by its sender
     EXPECT_DOUBLE_EQ(kUnknownPacedMpixPerS, 62.208);
-    EXPECT_TRUE(paced_by_source("rtsp://cam.local/live"));
-    EXPECT_FALSE(paced_by_source(d() + "/cama.mp4"));
+    EXPECT_EQ(rate(d() + "/cama.mp4", false), 0.0);  // a file without --realtime runs at full speed
+    // Only auto shares by rate: a stream that asked for a decoder is not opened to measure it.
+    const NvdecNeed asked = nvdec_need(d() + "/cama.mp4", DecodeMode::kNvdec, true);
+    EXPECT_TRUE(asked.candidate);
+    EXPECT_TRUE(asked.paced);
+    EXPECT_EQ(asked.paced_mpix_per_s, 0.0);
 }
 
 // With --realtime, streams take NVDEC by pixel rate in input order: 2 of the 1.92 Mpixel/s
@@ -442,10 +450,14 @@ TEST_F(Streams, RealtimeStreamsTakeNvdecByPixelRateInInputOrder) {
 
 TEST(NvdecShare, OnlyFilesAndUrlsAreCandidates) {
     TempDir dir("nvdec-share");
-    EXPECT_TRUE(nvdec_candidate(dir.file("clip.mp4")));  // a file, even before it exists
-    EXPECT_TRUE(nvdec_candidate("rtsp://cam.local/live"));
-    EXPECT_FALSE(nvdec_candidate("/dev/video0"));
-    EXPECT_FALSE(nvdec_candidate(dir.file("img/%05d.jpg")));
+    const auto candidate = [](const std::string& input) {
+        return nvdec_need(input, DecodeMode::kAuto, false).candidate;
+    };
+    EXPECT_TRUE(candidate(dir.file("clip.mp4")));  // a file, even before it exists
+    EXPECT_TRUE(candidate("rtsp://cam.local/live"));
+    EXPECT_FALSE(candidate("/dev/video0"));
+    EXPECT_FALSE(candidate(dir.file("img/%05d.jpg")));
+    EXPECT_FALSE(nvdec_need("/dev/video0", DecodeMode::kAuto, true).paced);  // a camera is never NVDEC's
 }
 
 TEST(InputsList, CommentsQuotesAndLineNumbers) {

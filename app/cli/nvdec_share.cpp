@@ -7,43 +7,28 @@
 #include "app/io/input_path.h"
 
 namespace corrtrack {
-namespace {
 
-bool resolve(const std::string& input, ResolvedInput* resolved) {
+NvdecNeed nvdec_need(const std::string& input, DecodeMode requested, bool realtime) {
+    NvdecNeed need;
     SourceOptions so;
     so.input = input;
-    std::string error;
-    return resolve_input(so, resolved, &error);
-}
-
-}  // namespace
-
-bool nvdec_candidate(const std::string& input) {
     ResolvedInput resolved;
+    std::string error;
     // An input that does not resolve fails on its own when it opens; it needs no NVDEC place.
-    if (!resolve(input, &resolved)) return false;
-    return resolved.kind == SourceKind::kFile || resolved.kind == SourceKind::kUrl;
-}
-
-bool paced_by_source(const std::string& input) {
-    ResolvedInput resolved;
-    return resolve(input, &resolved) && resolved.kind == SourceKind::kUrl;
-}
-
-double paced_pixel_rate(const std::string& input) {
-    SourceOptions so;
-    so.input = input;
-    ResolvedInput resolved;
-    std::string error;
-    if (!resolve_input(so, &resolved, &error) || resolved.kind != SourceKind::kFile) return kUnknownPacedMpixPerS;
+    if (!resolve_input(so, &resolved, &error)) return need;
+    need.candidate = resolved.kind == SourceKind::kFile || resolved.kind == SourceKind::kUrl;
+    need.paced = need.candidate && (realtime || resolved.kind == SourceKind::kUrl);
+    if (!need.paced || requested != DecodeMode::kAuto) return need;
+    need.paced_mpix_per_s = kUnknownPacedMpixPerS;
+    if (resolved.kind != SourceKind::kFile) return need;
     so.open_timeout_s = 5.0;
     Demuxer demuxer;
-    // A file that does not open fails on its own when its stream starts.
-    if (!demuxer.open(so, resolved, &error)) return kUnknownPacedMpixPerS;
+    if (!demuxer.open(so, resolved, &error)) return need;
     const Size s = demuxer.size();
     const double fps = demuxer.fps();
-    if (s.width <= 0 || s.height <= 0 || !(fps > 0) || !std::isfinite(fps)) return kUnknownPacedMpixPerS;
-    return static_cast<double>(s.width) * s.height * fps / 1e6;
+    if (s.width > 0 && s.height > 0 && fps > 0 && std::isfinite(fps))
+        need.paced_mpix_per_s = static_cast<double>(s.width) * s.height * fps / 1e6;
+    return need;
 }
 
 DecoderChoice NvdecShare::take(DecodeMode requested, bool candidate, double paced_mpix_per_s) {

@@ -20,7 +20,7 @@
 // holds its place until it ends (its codec is known only once it is open). --decode nvdec
 // puts every stream on NVDEC and --decode sw none, as asked.
 // Thread rules: NvdecShare is not locked; its owner calls take() and give_back() under its
-// own lock (run_streams' start lock). paced_pixel_rate opens the input: call it before the
+// own lock (run_streams' start lock). nvdec_need may open the input: call it before the
 // streams start.
 #pragma once
 
@@ -38,13 +38,16 @@ constexpr double kMaxNvdecMpixPerS = 1e6;
 // opened twice; a file that gives no size or rate): 1920x1080 at 30 fps.
 constexpr double kUnknownPacedMpixPerS = 1920.0 * 1080 * 30 / 1e6;
 
-// A file or URL: an input NVDEC may decode (cameras and image sequences never reach it).
-bool nvdec_candidate(const std::string& input);
-// Whether an input comes at its own pace whatever the run asks (URLs).
-bool paced_by_source(const std::string& input);
-// The Mpixel/s a paced input asks of its decoder: the container's width x height x frame
-// rate for a file, kUnknownPacedMpixPerS for URLs and files that do not say.
-double paced_pixel_rate(const std::string& input);
+// What sharing NVDEC needs to know of one input, from one resolve_input.
+struct NvdecNeed {
+    bool candidate = false;       // a file or URL: NVDEC may decode it (cameras, images never)
+    bool paced = false;           // comes at its own pace: a URL, or any file with --realtime
+    double paced_mpix_per_s = 0;  // with paced and --decode auto: what it asks of its decoder
+};
+// `input` under --decode `requested` and --realtime `realtime`. A paced auto file is opened
+// for its container's width x height x frame rate (kUnknownPacedMpixPerS for URLs, which are
+// not opened twice, and files that do not say or do not open: they fail on their own later).
+NvdecNeed nvdec_need(const std::string& input, DecodeMode requested, bool realtime);
 
 // One stream's decoder: the mode its FrameSource opens with, and the NVDEC share it holds
 // (to give back when it ends).
@@ -62,15 +65,12 @@ public:
     explicit NvdecShare(int limit, double rate_limit = kDefaultNvdecMpixPerS)
         : limit_(limit), rate_limit_(rate_limit) {}
     // The decoder of the next stream to start, which asked for `requested` (--decode);
-    // candidate: nvdec_candidate(its input); paced_mpix_per_s: its pixel rate if it is paced
-    // (paced_pixel_rate), 0 for a full-speed stream.
+    // candidate and paced_mpix_per_s: its nvdec_need (0 for a full-speed stream).
     DecoderChoice take(DecodeMode requested, bool candidate, double paced_mpix_per_s = 0);
     // The stream that took `choice` has ended.
     void give_back(const DecoderChoice& choice);
     int held() const { return held_; }               // full-speed streams on NVDEC
     double held_rate() const { return held_rate_; }  // Mpixel/s of the paced ones
-    int limit() const { return limit_; }
-    double rate_limit() const { return rate_limit_; }
 
 private:
     int limit_;

@@ -197,9 +197,9 @@ StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& p
     std::vector<bool> candidate(n);
     std::vector<double> paced_rate(n, 0.0);  // Mpixel/s of a paced auto stream, 0 otherwise
     for (std::size_t i = 0; i < n; ++i) {
-        candidate[i] = nvdec_candidate(plans[i].input);
-        if (candidate[i] && plans[i].decode == DecodeMode::kAuto && (a.realtime || paced_by_source(plans[i].input)))
-            paced_rate[i] = paced_pixel_rate(plans[i].input);
+        const NvdecNeed need = nvdec_need(plans[i].input, plans[i].decode, a.realtime);
+        candidate[i] = need.candidate;
+        paced_rate[i] = need.paced_mpix_per_s;
     }
     const std::size_t jobs = a.jobs > 0 ? std::min<std::size_t>(static_cast<std::size_t>(a.jobs), n) : n;
     run.jobs = jobs;
