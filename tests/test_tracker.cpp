@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "app/eval/otb.h"
@@ -324,13 +325,15 @@ namespace corrtrack {
 namespace {
 
 // Tracks several targets through a clip with one MultiTracker.
+// `replayed` (optional) counts the searches that ran as one CUDA graph launch.
 std::vector<std::vector<TrackResult>> track_many(const std::string& path, const std::vector<BoxF>& boxes,
-                                                 const std::string& kernel, int* launches = nullptr) {
+                                                 const std::string& kernel, int* launches = nullptr,
+                                                 int* replayed = nullptr, TrackerOptions options = {}) {
     std::string error;
     auto source = open_source(path, &error, /*want_rgb=*/false);
     EXPECT_TRUE(source) << error;
-    TrackerOptions options;
     options.kernel = kernel;
+    if (replayed) *replayed = 0;
     MultiTracker tracker(options);
     std::vector<std::vector<TrackResult>> out;
     Frame f;
@@ -341,6 +344,7 @@ std::vector<std::vector<TrackResult>> track_many(const std::string& path, const 
         }
         out.push_back(tracker.update(f.luma_view()));
         if (launches) *launches = tracker.last_correlation_launches();
+        if (replayed) *replayed += tracker.last_replayed_searches();
     }
     return out;
 }
@@ -396,6 +400,51 @@ TEST(MultiTracker, OnePassMatchesOneTrackerPerTargetAndBatchesOnTheGpu) {
     track_many(clip.path, same_size, "cuda_shared", &launches);
     // A target's 3 scales lie side by side in one atlas row, correlated in one run.
     EXPECT_EQ(launches, 3) << "cuda_shared has no batched form: one launch per atlas row (target)";
+}
+
+// A search replayed as a CUDA graph (captured every frame, the kept executable updated) gives
+// (CORRTRACK_GPU_GRAPHS=1) the boxes of the same search queued launch by launch (=0), in both
+// passes; a kernel whose runs may wait on the host (cuda_shared's texture fallback) and the
+// first search of each shape (workspaces still to size) run uncaptured.
+TEST(MultiTracker, GraphReplayedSearchesGiveTheBoxesOfQueuedOnes) {
+    if (!cuda_available()) GTEST_SKIP() << "no GPU: graph replays not tested";
+    SyntheticClipSpec spec;
+    spec.width = 480;
+    spec.height = 360;
+    spec.object_width = 40;
+    spec.object_height = 32;
+    spec.frames = 30;
+    const WrittenClip clip("graphs", spec);
+    ASSERT_EQ(clip.truth.size(), 30u) << clip.error;
+    const std::vector<BoxF> boxes{
+        {clip.truth[0].x, clip.truth[0].y, 40, 32}, {300, 200, 40, 32}, {200, 220, 130, 110}, {30, 250, 47, 29}};
+    TrackerOptions redetect;
+    redetect.lost_score = 0.99;  // every frame also runs the re-detection pass
+    struct Case {
+        const char* kernel;
+        TrackerOptions options;
+        bool captured;
+    };
+    const Case cases[] = {{"cuda_dp4a_ilp", {}, true}, {"cuda_mma_fused", {}, true},      {"cuda_mma", {}, true},
+                          {"auto", {}, true},          {"cuda_dp4a_ilp", redetect, true}, {"cuda_shared", {}, false}};
+    for (const Case& c : cases) {
+        const std::string what = std::string(c.kernel) + (c.options.lost_score > 0.9 ? " + re-detection" : "");
+        int queued_replays = 0, replays = 0;
+        ASSERT_EQ(setenv("CORRTRACK_GPU_GRAPHS", "0", 1), 0);
+        const auto queued = track_many(clip.path, boxes, c.kernel, nullptr, &queued_replays, c.options);
+        ASSERT_EQ(setenv("CORRTRACK_GPU_GRAPHS", "1", 1), 0);
+        const auto graphed = track_many(clip.path, boxes, c.kernel, nullptr, &replays, c.options);
+        ASSERT_EQ(unsetenv("CORRTRACK_GPU_GRAPHS"), 0);
+        EXPECT_EQ(queued_replays, 0) << what;
+        // auto's winners are kept per process: both runs use the ones the first one timed.
+        expect_same_tracks(graphed, queued, 0.0, what);
+        const int frames = static_cast<int>(queued.size());
+        if (c.captured)
+            EXPECT_GE(replays, frames / 2) << what << ": most searches repeat a shape that ran before";
+        else
+            EXPECT_EQ(replays, 0) << what;
+        std::printf("%s: %d searches of %d frames replayed as graphs, same boxes\n", what.c_str(), replays, frames);
+    }
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ void GpuSearchStats::print(std::FILE* out) const {
         set_template_ms * n, set_template_calls / frames, set_template_px / frames, run_ms * n, run_calls / frames,
         prepare_ms * n, halvings / frames, sample_launch_ms * n, peaks_launch_ms * n, event_ms * n, gpu_sample_ms * n,
         gpu_correlate_ms * n, gpu_peaks_ms * n);
+    std::fprintf(out,
+                 "gpu search graphs: %ld searches as one graph launch (%.1f us/frame to capture, update and launch), "
+                 "%ld instantiations, %ld failed captures\n",
+                 graph.launches, graph_ms * n, graph.instantiations, graph.failures);
 }
 
 }  // namespace corrtrack

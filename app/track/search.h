@@ -74,6 +74,8 @@ public:
     // Correlation launches and map positions of the last search (batching and budget checks).
     virtual int launches() const = 0;
     virtual long positions() const = 0;
+    // Whether the last search ran as one CUDA graph launch (GPU; else false).
+    virtual bool replayed() const { return false; }
     virtual void set_keep_maps(bool host, bool device) = 0;
 };
 

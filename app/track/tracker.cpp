@@ -59,6 +59,7 @@ struct MultiTracker::Impl {
     std::vector<TargetId> sample_owner;  // whose patch samples[i] is (applied next frame)
     bool samples_pending = false;
     int launches = 0;    // correlation launches of the last update
+    int replayed = 0;    // its searches that ran as one graph launch
     long positions = 0;  // map positions searched by the last update
 
     // Targets stay in id order (ids only grow, removal erases in place): a binary search, as
@@ -148,6 +149,7 @@ bool MultiTracker::on_gpu() const {
 Stream MultiTracker::stream() const { return impl_->backend ? impl_->backend->stream() : nullptr; }
 const GpuContext& MultiTracker::gpu() const { return *impl_->gpu; }
 int MultiTracker::last_correlation_launches() const { return impl_->launches; }
+int MultiTracker::last_replayed_searches() const { return impl_->replayed; }
 long MultiTracker::last_search_positions() const { return impl_->positions; }
 
 bool MultiTracker::set_kernel(const std::string& name, std::string* error) {
@@ -239,6 +241,7 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
     StageTimes* stages = o.stage_times ? &times : nullptr;
     if (!m.requests.empty()) m.backend->search(0, m.requests, m.hits, stages);
     m.launches = m.requests.empty() ? 0 : m.backend->launches();
+    m.replayed = !m.requests.empty() && m.backend->replayed();
     m.positions = m.requests.empty() ? 0 : m.backend->positions();
     for (std::size_t i = 0; i < m.targets.size(); ++i)
         m.targets[i]->take_track(o, m.hits.data() + m.first[i], m.first[i]);
@@ -253,6 +256,7 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
     if (!m.requests.empty()) {
         m.backend->search(1, m.requests, m.hits, stages);
         m.launches += m.backend->launches();
+        m.replayed += m.backend->replayed();
         m.positions += m.backend->positions();
         for (std::size_t i = 0; i < m.targets.size(); ++i)
             if (m.targets[i]->wants_redetect()) m.targets[i]->take_redetect(o, m.hits.data() + m.first[i], m.first[i]);

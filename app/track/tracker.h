@@ -75,6 +75,8 @@ public:
     BoxF box(TargetId id) const;
     // Kernel launches of the last update (correlation only), for the batching measurements.
     int last_correlation_launches() const;
+    // Searches of the last update (tracking, re-detection) that ran as one CUDA graph launch.
+    int last_replayed_searches() const;
     // Map positions searched by the last update, all targets and passes (the work done).
     long last_search_positions() const;
 

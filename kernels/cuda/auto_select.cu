@@ -189,6 +189,8 @@ public:
         if (!forced_error_.empty()) throw std::invalid_argument("auto: " + forced_error_);
         if (templ_generation_ == 0) throw std::invalid_argument("auto: no template was set");
         std::string name = forced_;
+        if (!ready_name_.empty() && ready_problem_ == p) name = ready_name_;  // what capturable() prepared
+        ready_name_.clear();
         if (name.empty()) {
             const ShapeKey key = key_of(p);
             name = winner_cache().find(key);
@@ -208,6 +210,21 @@ public:
             last_ = name;
             update_summary();
         }
+    }
+
+    // Launches only when this shape's kernel is known (no timing round) and its own run is
+    // capturable; that kernel gets the template here, before the capture.
+    bool capturable(const NccProblem& p, Stream stream) override {
+        ready_name_.clear();
+        if (!forced_error_.empty() || templ_generation_ == 0) return false;
+        std::string name = forced_.empty() ? winner_cache().find(key_of(p)) : forced_;
+        if (name.empty() || !instance(name).corr->supports(p, nullptr)) return false;
+        Instance& inst = instance(name);
+        sync_template(inst, stream);
+        if (!inst.corr->capturable(p, stream)) return false;
+        ready_name_ = name;
+        ready_problem_ = p;
+        return true;
     }
 
     bool force_kernel(std::string_view name, std::string* why) override {
@@ -237,6 +254,11 @@ public:
     std::string last_timings() const override { return last_timings_; }
 
 private:
+    // The kernel capturable() prepared, for the run of ready_problem_ that follows it (a later
+    // store to the shared winner cache must not switch it to a kernel without the template).
+    std::string ready_name_;
+    NccProblem ready_problem_;
+
     struct Instance {
         std::unique_ptr<Correlator> corr;
         std::uint64_t templ_generation = 0;

@@ -25,6 +25,22 @@ struct DeviceTemplateStats {
     std::int64_t n, sum, sum_sq;
 };
 
+// The problem a kernel's run() last queued launches for: its workspaces and shared-memory
+// attributes are then set for it, so running it again only queues launches, which a CUDA
+// graph may capture (Correlator::capturable).
+class RanProblem {
+public:
+    void note(const NccProblem& p) {
+        last_ = p;
+        valid_ = true;
+    }
+    bool same(const NccProblem& p) const { return valid_ && last_ == p; }
+
+private:
+    NccProblem last_;
+    bool valid_ = false;
+};
+
 // Template(s) in device memory, packed rows (pitch == width), plus their exact statistics.
 // Accepts host or device source views (cudaMemcpyDefault); templates stack vertically.
 class TemplateUpload {

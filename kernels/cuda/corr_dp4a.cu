@@ -186,6 +186,9 @@ public:
                                as_cuda(stream));
         fallback_.template_changed();
     }
+    // Launches only, once the same problem ran the direct kernel (not the texture fallback,
+    // which waits for its texture slots).
+    bool capturable(const NccProblem& p, Stream) override { return ran_.same(p); }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
         const NccArgs a = check_.args(*this, upload_, frame, p, out);
         switch (columns_) {
@@ -209,6 +212,7 @@ private:
             fallback_.run(upload_, frame, p, out, stream);
             return;
         }
+        ran_.note(p);
         if (single)
             launch_corr_dp4a<C, false>(a, words_.get(), nullptr, as_cuda(stream));
         else
@@ -223,6 +227,7 @@ private:
     direct::NccRunCheck check_;
     direct::SmemLimit smem_;
     direct::TexFallback fallback_;
+    RanProblem ran_;
 };
 
 }  // namespace

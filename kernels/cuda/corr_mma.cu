@@ -224,12 +224,17 @@ template <class Cfg>
 class CudaMma final : public CudaMmaBase {
 public:
     explicit CudaMma(KernelInfo info) : CudaMmaBase(std::move(info), MmaShape{Cfg::R, Cfg::W}) {}
+    bool capturable(const NccProblem& p, Stream) override { return ran_.same(p); }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
         jpdc_check_run(*this, frame, p, out, upload_);
         const cudaStream_t s = as_cuda(stream);
         integral_.build(frame.sub(p.roi), s);
         launch<Cfg>(args(frame, p), ops(p, out), tile_bytes(Cfg::R, p.templ.width, p.templ.height, Cfg::W), s);
+        ran_.note(p);
     }
+
+private:
+    RanProblem ran_;
 };
 
 // The numerator to a uint32 map on the caller's stream while the integral build runs on a

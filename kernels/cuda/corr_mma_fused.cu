@@ -139,6 +139,7 @@ public:
         prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
         launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), nullptr, as_cuda(stream));
     }
+    bool capturable(const NccProblem& p, Stream) override { return ran_.same(p); }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
         jpdc_check_run(*this, frame, p, out, upload_);
         const Size o = p.out_size();
@@ -158,6 +159,7 @@ public:
         const dim3 grid(div_up(o.width, kTileOutputs), div_up(o.height, Cfg::kRows), p.templates);
         corr_mma_fused_kernel<Cfg><<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(a, box, prefix_.get(), ops);
         CORRTRACK_CUDA_LAUNCHED();
+        ran_.note(p);
     }
 
 private:
@@ -168,6 +170,7 @@ private:
     TemplateUpload upload_;
     DeviceBuffer<uint2> bfrag_;
     DeviceBuffer<TemplatePrefix> prefix_;  // the stack's (rows + 1)-entry prefix table
+    RanProblem ran_;
 };
 
 }  // namespace

@@ -34,6 +34,11 @@ struct NccProblem {
     Rect roi_of(int k) const { return {roi.x, roi.y + k * template_roi_step, roi.width, roi.height}; }
 
     Size out_size() const { return {roi.width - templ.width + 1, roi.height - templ.height + 1}; }
+    bool operator==(const NccProblem& o) const {
+        return frame == o.frame && templ == o.templ && roi == o.roi && templates == o.templates &&
+               template_roi_step == o.template_roi_step;
+    }
+    bool operator!=(const NccProblem& o) const { return !(*this == o); }
     static NccProblem full_frame(Size frame, Size templ) {
         return {frame, templ, Rect{0, 0, frame.width, frame.height}, 1, 0};
     }
@@ -64,6 +69,15 @@ public:
     // must be p.out_size() per template (p.templates maps stacked). Workspaces are sized on the
     // first call for a shape and reused after.
     virtual void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) = 0;
+    // True when the next run(p) will only queue work a CUDA graph can capture (launches,
+    // copies between device and pinned memory): no host wait, allocation or attribute change.
+    // Asked before a capture, with the template set; it may prepare for it (auto sets its
+    // choice's template here). The default says no: the caller runs it uncaptured.
+    virtual bool capturable(const NccProblem& p, Stream stream) {
+        (void)p;
+        (void)stream;
+        return false;
+    }
 };
 
 struct KernelEntry {
