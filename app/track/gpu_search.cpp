@@ -80,45 +80,47 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     const bool timed = times || stats_;
     cudaEvent_t done = timed ? peaked_ : searched_;
     // Under a capture a stage event is a node of the graph (external: recorded as it runs).
-    auto record = [&](cudaEvent_t e, bool in_graph) {
+    auto record = [&](cudaEvent_t e, Stream q, bool in_graph) {
         if (!timed) return;
         StatClock clock(stat(&GpuSearchStats::event_ms));
-        const cudaStream_t s = as_cuda(stream_);
+        const cudaStream_t s = as_cuda(q);
         CORRTRACK_CUDA(in_graph ? cudaEventRecordWithFlags(e, s, cudaEventRecordExternal) : cudaEventRecord(e, s));
     };
     const ImageView atlas_view{atlas, width, rows, atlas_pitch, MemorySpace::kDevice};
     // Uploads and template sets go before the launches: a graph captures launches only.
-    record(begin_, false);
+    record(begin_, stream_, false);
     prepare_levels(sample_items_, sample_margins_);
     {
         StatClock clock(stat(&GpuSearchStats::correlate_ms));
         bind_runs(requests, items, atlas_view, maps);
     }
     bool captured = false;
-    auto queue = [&] {
+    // `q`: stream_, or the graph's own capture stream (never fed by another thread: NVDEC's
+    // decoder thread launches onto stream_, and a capture there took its launches and crashed
+    // the driver, bench/results/h200_2026-12-03/run3).
+    auto queue = [&](Stream q) {
         {
             StatClock clock(stat(&GpuSearchStats::sample_launch_ms));
-            launch_sample_patches(pyramid_.levels(), sample_items_, atlas, stream_,
-                                  staged_.samples.stage(sample_items_, stream_));
-            launch_gradient_patches(atlas, gradient_items_, stream_, staged_.gradients.stage(gradient_items_, stream_));
+            launch_sample_patches(pyramid_.levels(), sample_items_, atlas, q, staged_.samples.stage(sample_items_, q));
+            launch_gradient_patches(atlas, gradient_items_, q, staged_.gradients.stage(gradient_items_, q));
         }
-        record(sampled_, captured);
+        record(sampled_, q, captured);
         {
             StatClock clock(stat(&GpuSearchStats::correlate_ms));
-            queue_runs(atlas_view);
+            queue_runs(atlas_view, q);
         }
-        launch_blend_maps(maps, blend_items_, stream_, staged_.blends.stage(blend_items_, stream_));
-        record(correlated_, captured);
+        launch_blend_maps(maps, blend_items_, q, staged_.blends.stage(blend_items_, q));
+        record(correlated_, q, captured);
         {
             StatClock clock(stat(&GpuSearchStats::peaks_launch_ms));
-            launch_ranked_peaks(maps, peak_items_, peaks, stream_, staged_.peaks.stage(peak_items_, stream_));
+            launch_ranked_peaks(maps, peak_items_, peaks, q, staged_.peaks.stage(peak_items_, q));
         }
         if (copy_peaks_)
             CORRTRACK_CUDA(cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
-                                           as_cuda(stream_)));
+                                           as_cuda(q)));
         if (host_maps)
             CORRTRACK_CUDA(
-                cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, as_cuda(stream_)));
+                cudaMemcpyAsync(host_maps, maps, floats * sizeof(float), cudaMemcpyDeviceToHost, as_cuda(q)));
     };
     if (graphs_ && (!timed || graph_timing_ok_) && runs_capturable()) {
         StatClock clock(stat(&GpuSearchStats::graph_ms));
@@ -129,7 +131,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
             launches_ = launches;
         }
     }
-    if (!captured) queue();
+    if (!captured) queue(stream_);
     replayed_ = captured;
     if (host_maps) ps.host_maps_valid = true;
     CORRTRACK_CUDA(cudaEventRecord(done, as_cuda(stream_)));

@@ -230,7 +230,7 @@ private:
     void bind_runs(const std::vector<SearchRequest>& requests, const std::vector<Item>& items, ImageView atlas,
                    float* maps);
     bool runs_capturable();
-    void queue_runs(ImageView atlas);
+    void queue_runs(ImageView atlas, Stream q);
     Correlator& single(const TemplateRef& t);
 
     std::string kernel_;

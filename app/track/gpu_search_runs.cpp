@@ -152,10 +152,10 @@ bool GpuSearch::runs_capturable() {
     return true;
 }
 
-void GpuSearch::queue_runs(ImageView atlas) {
+void GpuSearch::queue_runs(ImageView atlas, Stream q) {
     for (const Run& r : runs_) {
         StatClock clock(stat(&GpuSearchStats::run_ms));
-        r.corr->run(atlas, r.problem, r.out, stream_);
+        r.corr->run(atlas, r.problem, r.out, q);
         counters_.run_calls += 1;
         ++launches_;
     }

@@ -8,20 +8,22 @@ namespace corrtrack {
 
 SearchGraph::~SearchGraph() {
     if (exec_) cudaGraphExecDestroy(exec_);
+    if (capture_) cudaStreamDestroy(capture_);
 }
 
-bool SearchGraph::launch(Stream stream, const std::function<void()>& enqueue, SearchGraphCounts& counts) {
+bool SearchGraph::launch(Stream stream, const std::function<void(Stream)>& enqueue, SearchGraphCounts& counts) {
     const cudaStream_t s = as_cuda(stream);
+    if (!capture_) CORRTRACK_CUDA(cudaStreamCreateWithFlags(&capture_, cudaStreamNonBlocking));
     // Thread-local: another thread's unsafe calls (cudaMalloc, a sync) do not break it, ours do.
-    CORRTRACK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    CORRTRACK_CUDA(cudaStreamBeginCapture(capture_, cudaStreamCaptureModeThreadLocal));
     bool queued = true;
     try {
-        enqueue();
+        enqueue(capture_);
     } catch (const std::exception&) {
         queued = false;  // a call refused under capture (or a real error, which the uncaptured run repeats)
     }
     cudaGraph_t graph = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+    const cudaError_t ended = cudaStreamEndCapture(capture_, &graph);
     if (!queued || ended != cudaSuccess || !graph) {
         if (graph) cudaGraphDestroy(graph);
         cudaGetLastError();  // capture errors are not sticky: clear the last one

@@ -3,8 +3,9 @@
 // is updated in place, so the device gets one graph launch per search instead of one launch
 // per kernel (on the device tool's H200 host a launch costs ~4.5 us of host time and the GPU
 // idles between them; notes/PERF.md). A search whose capture fails runs uncaptured.
-// Thread rules: owned by one GpuSearch and used on its thread; the capture is thread-local,
-// so the stream must not be fed by another thread while a search is captured.
+// Thread rules: owned by one GpuSearch and used on its thread. The capture runs on a stream of
+// its own (the search's stream may be fed by another thread: NVDEC's decoder launches onto
+// it), and the graph is launched on the search's stream.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,13 +29,15 @@ public:
     SearchGraph& operator=(const SearchGraph&) = delete;
     ~SearchGraph();
 
-    // Captures what `enqueue` queues on `stream` and launches it there as one graph. Returns
+    // Captures what `enqueue` queues on the stream it is given (the capture stream) and launches
+    // it on `stream` as one graph. Returns
     // false when the capture failed (nothing of it ran; the caller queues it again uncaptured);
     // an error outside the capture throws as every CUDA call does.
-    bool launch(Stream stream, const std::function<void()>& enqueue, SearchGraphCounts& counts);
+    bool launch(Stream stream, const std::function<void(Stream)>& enqueue, SearchGraphCounts& counts);
 
 private:
     cudaGraphExec_t exec_ = nullptr;
+    cudaStream_t capture_ = nullptr;
 };
 
 }  // namespace corrtrack
