@@ -1,7 +1,8 @@
 // The GPU search's own machinery against its host twins: DevicePyramid's levels (built up to
 // three levels a launch, each pixel through the chain of halvings) equal HostPyramid's bit for
-// bit, and many targets (more items than one launch takes by value, so the launchers read
-// them from mapped memory in one launch) track as on the CPU. GPU only: skipped without one.
+// bit, the ranked peaks equal penalised_peak's on maps of every shape, and many targets (more
+// items than one launch takes by value, so the launchers read them from device memory in one
+// launch) track as on the CPU. GPU only: skipped without one.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -12,7 +13,9 @@
 #include <random>
 #include <vector>
 
+#include "app/track/backends.h"
 #include "app/track/device_pyramid.h"
+#include "app/track/device_search.h"
 #include "app/track/pyramid.h"
 #include "app/track/tracker.h"
 #include "corrtrack/cuda_util.h"
@@ -91,6 +94,91 @@ TEST(DevicePyramidGpu, LevelsAreTheHostPyramidsBitForBit) {
             EXPECT_EQ(wrong, 0) << "round " << round << " level " << it.level << " region " << r.x << "," << r.y << " "
                                 << r.width << "x" << r.height;
         }
+    }
+}
+
+// launch_ranked_peaks against penalised_peak: maps from 1x1 to 1100 rows, wider and taller
+// than the penalty terms' shared cache (1024), wider than a block's step (512) and narrower
+// than a warp, pitched rows with NaN padding, values on a coarse grid (so that ties cross
+// threads and warps, and the penalty's symmetric positions tie too), the maximum on each
+// border, and penalties 0, 0.2 and -0.1 (none, as on the host). 66 items: by value in
+// launches of 32, and all at once from device memory. Peak position, ranked value, score and
+// second are identical; sub-pixel and PSR within 1e-5 relative (the sums' order differs).
+TEST(DeviceSearchGpu, RankedPeaksArePenalisedPeaksOnEveryShape) {
+    if (!cuda_available()) GTEST_SKIP() << "no GPU";
+    const std::vector<std::pair<int, int>> shapes = {{1, 1},   {7, 1},    {1, 7},    {2, 2},    {5, 5},     {17, 13},
+                                                     {31, 33}, {33, 31},  {80, 80},  {64, 9},   {200, 150}, {511, 3},
+                                                     {512, 2}, {513, 4},  {1025, 9}, {9, 1100}, {700, 300}, {3, 700},
+                                                     {96, 96}, {1, 1030}, {129, 65}, {40, 41}};
+    const std::vector<double> penalties = {0.0, 0.2, -0.1};
+    std::mt19937 rng(7);
+    std::vector<std::vector<float>> host;
+    std::vector<PeakItem> items;
+    std::size_t floats = 0;
+    for (std::size_t s = 0; s < shapes.size(); ++s)
+        for (double pen : penalties) {
+            const auto [w, h] = shapes[s];
+            std::vector<float> m(static_cast<std::size_t>(w) * h);
+            std::uniform_int_distribution<int> level(-8, 7);
+            for (float& v : m) v = level(rng) / 8.0f;
+            switch (items.size() % 4) {  // the largest value on a border, or twice inside
+            case 0: m[static_cast<std::size_t>(h - 1) * w + (w - 1)] = 1.0f; break;
+            case 1: m[static_cast<std::size_t>(rng() % h) * w] = 1.0f; break;
+            case 2:
+                m[rng() % m.size()] = 1.0f;
+                m[rng() % m.size()] = 1.0f;
+                break;
+            default: break;  // ties of 7/8 all over
+            }
+            const int pitch = w + 3;
+            items.push_back({floats, w, h, pen, pitch});
+            floats += static_cast<std::size_t>(pitch) * h;
+            host.push_back(std::move(m));
+        }
+    ASSERT_GT(items.size(), static_cast<std::size_t>(2 * kMaxItemsPerLaunch));
+    DeviceBuffer<float> maps;
+    maps.ensure(floats);
+    ASSERT_EQ(cudaMemset(maps.get(), 0xff, floats * sizeof(float)), cudaSuccess);  // NaN padding
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const PeakItem& it = items[i];
+        ASSERT_EQ(cudaMemcpy2D(maps.get() + it.offset, it.pitch * sizeof(float), host[i].data(),
+                               it.width * sizeof(float), it.width * sizeof(float), it.height, cudaMemcpyHostToDevice),
+                  cudaSuccess);
+    }
+    DeviceBuffer<PeakItem> on_device;
+    ASSERT_EQ(cudaMemcpy(on_device.ensure(items.size()), items.data(), items.size() * sizeof(PeakItem),
+                         cudaMemcpyHostToDevice),
+              cudaSuccess);
+    DeviceBuffer<RankedPeak> out;
+    out.ensure(2 * items.size());
+    CudaStream stream;
+    launch_ranked_peaks(maps.get(), items, out.get(), stream.get());
+    launch_ranked_peaks(maps.get(), items, out.get() + items.size(), stream.get(), on_device.get());
+    std::vector<RankedPeak> got(2 * items.size());
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), out.get(), got.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
+                              as_cuda(stream.get())),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(as_cuda(stream.get())), cudaSuccess);
+    auto close = [](float a, float b) { return std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b)); };
+    std::vector<float> scratch;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const PeakItem& it = items[i % items.size()];
+        const MapView view{host[i % items.size()].data(), it.width, it.height, static_cast<std::size_t>(it.width),
+                           MemorySpace::kHost};
+        const RankedPeak want = penalised_peak(view, it.penalty, scratch);
+        const RankedPeak& g = got[i];
+        const std::string what = std::to_string(it.width) + "x" + std::to_string(it.height) + " penalty " +
+                                 std::to_string(it.penalty) + (i < items.size() ? " by value" : " from device memory");
+        EXPECT_EQ(g.peak.x, want.peak.x) << what;
+        EXPECT_EQ(g.peak.y, want.peak.y) << what;
+        EXPECT_EQ(g.ranked, want.ranked) << what;
+        EXPECT_EQ(g.peak.score, want.peak.score) << what;
+        EXPECT_EQ(g.peak.second, want.peak.second) << what;
+        EXPECT_TRUE(close(g.peak.sub_x, want.peak.sub_x))
+            << what << ": sub_x " << g.peak.sub_x << " want " << want.peak.sub_x;
+        EXPECT_TRUE(close(g.peak.sub_y, want.peak.sub_y))
+            << what << ": sub_y " << g.peak.sub_y << " want " << want.peak.sub_y;
+        EXPECT_TRUE(close(g.peak.psr, want.peak.psr)) << what << ": psr " << g.peak.psr << " want " << want.peak.psr;
     }
 }
 

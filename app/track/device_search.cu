@@ -128,26 +128,73 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
 
 constexpr int kPeakThreads = 512;
 constexpr int kPeakWarps = kPeakThreads / 32;
+constexpr int kPeakUnroll = 4;       // loads in flight per thread: the loop is latency-bound
+constexpr int kPenaltyTerms = 1024;  // maps up to this wide and tall keep their terms in shared memory
 
-// The tracker's penalised value (tracker.cpp, penalised_peak): raw minus weight times the
-// squared normalised distance from the map centre, computed in double and rounded to float.
-__device__ __forceinline__ float penalised(float raw, int x, int y, int w, int h, double weight) {
-    if (weight == 0.0) return raw;
-    const double cx = (w - 1) / 2.0, cy = (h - 1) / 2.0;
-    const double rx2 = cx * cx > 1.0 ? cx * cx : 1.0, ry2 = cy * cy > 1.0 ? cy * cy : 1.0;
-    const double dy2 = (y - cy) * (y - cy) / ry2;
-    return raw - static_cast<float>(weight * ((x - cx) * (x - cx) / rx2 + dy2));
+// The tracker's penalised value (cpu_search.cpp, penalised_peak): raw minus weight times the
+// squared normalised distance from the map centre, computed in double and rounded to float. A
+// weight of zero or less leaves the map as it is, as on the host.
+struct Penalty {
+    double weight = 0, cx = 0, cy = 0, rx2 = 1, ry2 = 1;
+    __device__ Penalty(double w, int width, int height) : weight(w) {
+        cx = (width - 1) / 2.0;
+        cy = (height - 1) / 2.0;
+        rx2 = cx * cx > 1.0 ? cx * cx : 1.0;
+        ry2 = cy * cy > 1.0 ? cy * cy : 1.0;
+    }
+    __device__ bool active() const { return weight > 0.0; }
+    __device__ double dx2(int x) const { return (x - cx) * (x - cx) / rx2; }
+    __device__ double dy2(int y) const { return (y - cy) * (y - cy) / ry2; }
+};
+
+// The penalty's per-column and per-row terms, once per block in shared memory where the map
+// fits (the division is the costly part), else computed per element: the same bits either way.
+struct PenaltyTerms {
+    const double* dx2;  // nullptr: compute
+    const double* dy2;
+    Penalty p;
+    __device__ float apply(float raw, int x, int y) const {
+        if (!p.active()) return raw;
+        const double a = dx2 ? dx2[x] : p.dx2(x), b = dy2 ? dy2[y] : p.dy2(y);
+        return raw - static_cast<float>(p.weight * (a + b));
+    }
+};
+
+// A thread's walk over the map in row-major order, kPeakThreads elements a step, with no
+// division per element: (x, y) advance by the step's whole rows and remainder.
+struct MapWalk {
+    int x, y, step_x, step_y, w;
+    __device__ MapWalk(int first, int width) : w(width) {
+        y = first / width;
+        x = first - y * width;
+        step_y = kPeakThreads / width;
+        step_x = kPeakThreads - step_y * width;
+    }
+    __device__ void next() {
+        x += step_x;
+        y += step_y;
+        if (x >= w) {
+            x -= w;
+            ++y;
+        }
+    }
+};
+
+__device__ __forceinline__ bool better(float v, long long i, float bv, long long bi) {
+    return v > bv || (v == bv && i < bi);
 }
 
 // One block per map. Pass 1: first maximum of the penalised map in row-major order. Pass 2:
 // sidelobe statistics outside the exclusion zone, as find_peak (the sums reduce in tree order,
-// so the PSR may differ from the host's in the last bits; the tracker only reports it).
+// so the PSR may differ from the host's in the last bits; the tracker only compares it with
+// thresholds). Each thread keeps kPeakUnroll loads in flight per round.
 __global__ void __launch_bounds__(kPeakThreads)
     ranked_peaks_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, RankedPeak* out) {
     const PeakItem& it = batch[blockIdx.x];
     const float* map = maps + it.offset;
     const int w = it.width, h = it.height;
     const std::size_t pitch = static_cast<std::size_t>(it.pitch);
+    __shared__ double dx2_s[kPenaltyTerms], dy2_s[kPenaltyTerms];
     __shared__ float best_v[kPeakWarps];
     __shared__ long long best_i[kPeakWarps];
     __shared__ double sum_s[kPeakWarps], sq_s[kPeakWarps];
@@ -156,20 +203,44 @@ __global__ void __launch_bounds__(kPeakThreads)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long long n = static_cast<long long>(w) * h;
 
+    PenaltyTerms pen{nullptr, nullptr, Penalty(it.penalty, w, h)};
+    if (pen.p.active() && w <= kPenaltyTerms && h <= kPenaltyTerms) {
+        for (int i = threadIdx.x; i < w; i += kPeakThreads) dx2_s[i] = pen.p.dx2(i);
+        for (int i = threadIdx.x; i < h; i += kPeakThreads) dy2_s[i] = pen.p.dy2(i);
+        pen.dx2 = dx2_s;
+        pen.dy2 = dy2_s;
+        __syncthreads();
+    }
+
     float bv = -2.0f;
-    long long bi = LLONG_MAX;
-    for (long long i = threadIdx.x; i < n; i += kPeakThreads) {
-        const int y = static_cast<int>(i / w), x = static_cast<int>(i - static_cast<long long>(y) * w);
-        const float v = penalised(map[y * pitch + x], x, y, w, h, it.penalty);
-        if (v > bv) {  // a thread's indices only grow: `>` keeps its first maximum
-            bv = v;
-            bi = i;
+    int bx = 0, by = -1;
+    if (n > 0) {
+        for (MapWalk m(threadIdx.x, w); m.y < h;) {
+            float v[kPeakUnroll];
+            int xs[kPeakUnroll], ys[kPeakUnroll];
+#pragma unroll
+            for (int k = 0; k < kPeakUnroll; ++k, m.next()) {
+                xs[k] = m.x;
+                ys[k] = m.y;
+                v[k] = m.y < h ? map[m.y * pitch + m.x] : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < kPeakUnroll; ++k) {
+                if (ys[k] >= h) break;
+                const float pv = pen.apply(v[k], xs[k], ys[k]);
+                if (pv > bv) {  // a thread's positions only grow: `>` keeps its first maximum
+                    bv = pv;
+                    bx = xs[k];
+                    by = ys[k];
+                }
+            }
         }
     }
+    long long bi = by < 0 ? LLONG_MAX : static_cast<long long>(by) * w + bx;
     for (int off = 16; off > 0; off >>= 1) {
         const float ov = __shfl_down_sync(0xffffffffu, bv, off);
         const long long oi = __shfl_down_sync(0xffffffffu, bi, off);
-        if (ov > bv || (ov == bv && oi < bi)) {
+        if (better(ov, oi, bv, bi)) {
             bv = ov;
             bi = oi;
         }
@@ -181,7 +252,7 @@ __global__ void __launch_bounds__(kPeakThreads)
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int k = 1; k < kPeakWarps; ++k)
-            if (best_v[k] > bv || (best_v[k] == bv && best_i[k] < bi)) {
+            if (better(best_v[k], best_i[k], bv, bi)) {
                 bv = best_v[k];
                 bi = best_i[k];
             }
@@ -193,16 +264,29 @@ __global__ void __launch_bounds__(kPeakThreads)
     __syncthreads();
     const int px = peak_x, py = peak_y;
     const float ranked = best_v[0];
-    int radius = max(2, min(w, h) / 8);
+    const int radius = max(2, min(w, h) / 8);
     double sum = 0, sq = 0;
     float second = -1.0f;
-    for (long long i = threadIdx.x; i < n; i += kPeakThreads) {
-        const int y = static_cast<int>(i / w), x = static_cast<int>(i - static_cast<long long>(y) * w);
-        if (abs(y - py) <= radius && abs(x - px) <= radius) continue;
-        const float v = penalised(map[y * pitch + x], x, y, w, h, it.penalty);
-        sum += v;
-        sq += static_cast<double>(v) * v;
-        second = second < v ? v : second;
+    if (n > 0) {
+        for (MapWalk m(threadIdx.x, w); m.y < h;) {
+            float v[kPeakUnroll];
+            int xs[kPeakUnroll], ys[kPeakUnroll];
+#pragma unroll
+            for (int k = 0; k < kPeakUnroll; ++k, m.next()) {
+                xs[k] = m.x;
+                ys[k] = m.y;
+                v[k] = m.y < h ? map[m.y * pitch + m.x] : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < kPeakUnroll; ++k) {
+                if (ys[k] >= h) break;
+                if (abs(ys[k] - py) <= radius && abs(xs[k] - px) <= radius) continue;
+                const float pv = pen.apply(v[k], xs[k], ys[k]);
+                sum += pv;
+                sq += static_cast<double>(pv) * pv;
+                second = second < pv ? pv : second;
+            }
+        }
     }
     for (int off = 16; off > 0; off >>= 1) {
         sum += __shfl_down_sync(0xffffffffu, sum, off);
