@@ -97,19 +97,20 @@ TEST(DevicePyramidGpu, LevelsAreTheHostPyramidsBitForBit) {
     }
 }
 
-// launch_ranked_peaks against penalised_peak: maps from 1x1 to 1100 rows, wider and taller
-// than the penalty terms' shared cache (1024), wider than a block's step (512) and narrower
-// than a warp, pitched rows with NaN padding, values on a coarse grid (so that ties cross
-// threads and warps, and the penalty's symmetric positions tie too), the maximum on each
-// border, and penalties 0, 0.2 and -0.1 (none, as on the host). 66 items: by value in
-// launches of 32, and all at once from device memory. Peak position, ranked value, score and
-// second are identical; sub-pixel and PSR within 1e-5 relative (the sums' order differs).
+// launch_ranked_peaks against penalised_peak: maps from 1x1 to 1100 rows, split into 1 to 32
+// bands (some empty: more bands than rows), wider than the penalty terms' shared cache (1024)
+// and than a block's step, narrower than a warp, pitched rows with NaN padding, values on a
+// coarse grid (so that ties cross threads, warps and bands, and the penalty's symmetric
+// positions tie too), the maximum on each border, and penalties 0, 0.2 and -0.1 (none, as on
+// the host). 69 items: by value in launches of 32, and all at once from device memory, twice
+// (the tickets must be back at zero). Peak position, ranked value, score and second are
+// identical; sub-pixel and PSR within 1e-5 relative (the sums' order differs).
 TEST(DeviceSearchGpu, RankedPeaksArePenalisedPeaksOnEveryShape) {
     if (!cuda_available()) GTEST_SKIP() << "no GPU";
     const std::vector<std::pair<int, int>> shapes = {{1, 1},   {7, 1},    {1, 7},    {2, 2},    {5, 5},     {17, 13},
                                                      {31, 33}, {33, 31},  {80, 80},  {64, 9},   {200, 150}, {511, 3},
                                                      {512, 2}, {513, 4},  {1025, 9}, {9, 1100}, {700, 300}, {3, 700},
-                                                     {96, 96}, {1, 1030}, {129, 65}, {40, 41}};
+                                                     {96, 96}, {1, 1030}, {129, 65}, {40, 41},  {4000, 3}};
     const std::vector<double> penalties = {0.0, 0.2, -0.1};
     std::mt19937 rng(7);
     std::vector<std::vector<float>> host;
@@ -152,20 +153,26 @@ TEST(DeviceSearchGpu, RankedPeaksArePenalisedPeaksOnEveryShape) {
     DeviceBuffer<RankedPeak> out;
     out.ensure(2 * items.size());
     CudaStream stream;
-    launch_ranked_peaks(maps.get(), items, out.get(), stream.get());
-    launch_ranked_peaks(maps.get(), items, out.get() + items.size(), stream.get(), on_device.get());
+    PeakScratch scratch, scratch_all;
+    scratch.ensure(items.size(), stream.get());
+    scratch_all.ensure(items.size(), stream.get());
+    // Twice each: the maps' tickets must have returned to zero after the first time.
+    for (int round = 0; round < 2; ++round) {
+        launch_ranked_peaks(maps.get(), items, out.get(), scratch, stream.get());
+        launch_ranked_peaks(maps.get(), items, out.get() + items.size(), scratch_all, stream.get(), on_device.get());
+    }
     std::vector<RankedPeak> got(2 * items.size());
     ASSERT_EQ(cudaMemcpyAsync(got.data(), out.get(), got.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
                               as_cuda(stream.get())),
               cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(as_cuda(stream.get())), cudaSuccess);
     auto close = [](float a, float b) { return std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b)); };
-    std::vector<float> scratch;
+    std::vector<float> host_scratch;
     for (std::size_t i = 0; i < got.size(); ++i) {
         const PeakItem& it = items[i % items.size()];
         const MapView view{host[i % items.size()].data(), it.width, it.height, static_cast<std::size_t>(it.width),
                            MemorySpace::kHost};
-        const RankedPeak want = penalised_peak(view, it.penalty, scratch);
+        const RankedPeak want = penalised_peak(view, it.penalty, host_scratch);
         const RankedPeak& g = got[i];
         const std::string what = std::to_string(it.width) + "x" + std::to_string(it.height) + " penalty " +
                                  std::to_string(it.penalty) + (i < items.size() ? " by value" : " from device memory");

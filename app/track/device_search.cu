@@ -126,10 +126,12 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
     *dst = round_to_u8(acc);
 }
 
-constexpr int kPeakThreads = 512;
+constexpr int kPeakThreads = 256;
 constexpr int kPeakWarps = kPeakThreads / 32;
-constexpr int kPeakUnroll = 4;       // loads in flight per thread: the loop is latency-bound
-constexpr int kPenaltyTerms = 1024;  // maps up to this wide and tall keep their terms in shared memory
+constexpr int kPeakUnroll = 4;               // loads in flight per thread: the walk is latency-bound
+constexpr int kPenaltyTerms = 1024;          // bands up to this wide and tall keep their terms in shared memory
+constexpr long long kPeakBandFloats = 2048;  // a band's share of the map, give or take a row
+constexpr int kPeakBlocksWanted = 1024;      // enough blocks to fill the GPU: more bands only add combining
 
 // The tracker's penalised value (cpu_search.cpp, penalised_peak): raw minus weight times the
 // squared normalised distance from the map centre, computed in double and rounded to float. A
@@ -147,35 +149,66 @@ struct Penalty {
     __device__ double dy2(int y) const { return (y - cy) * (y - cy) / ry2; }
 };
 
-// The penalty's per-column and per-row terms, once per block in shared memory where the map
-// fits (the division is the costly part), else computed per element: the same bits either way.
-struct PenaltyTerms {
-    const double* dx2;  // nullptr: compute
-    const double* dy2;
+// One block's band of a map: rows [y0, y1), with the penalty's column and row terms in shared
+// memory where they fit (the divisions are the costly part), else computed per element (the
+// same bits either way).
+struct PeakBlock {
+    const float* map;
+    std::size_t pitch;
+    int w, h, y0, y1;
     Penalty p;
-    __device__ float apply(float raw, int x, int y) const {
+    const double* dx2 = nullptr;  // [x], or nullptr: compute
+    const double* dy2 = nullptr;  // [y - y0]
+
+    __device__ PeakBlock(const float* maps, const PeakItem& it, int band, int bands, double* dx2_s, double* dy2_s)
+        : map(maps + it.offset),
+          pitch(static_cast<std::size_t>(it.pitch)),
+          w(it.width),
+          h(it.height),
+          y0(static_cast<int>(static_cast<long long>(band) * it.height / bands)),
+          y1(static_cast<int>(static_cast<long long>(band + 1) * it.height / bands)),
+          p(it.penalty, it.width, it.height) {
+        if (p.active() && w <= kPenaltyTerms && y1 - y0 <= kPenaltyTerms) {  // uniform over the block
+            for (int i = threadIdx.x; i < w; i += kPeakThreads) dx2_s[i] = p.dx2(i);
+            for (int i = threadIdx.x; i < y1 - y0; i += kPeakThreads) dy2_s[i] = p.dy2(y0 + i);
+            dx2 = dx2_s;
+            dy2 = dy2_s;
+            __syncthreads();
+        }
+    }
+    __device__ float penalised(float raw, int x, int y) const {
         if (!p.active()) return raw;
-        const double a = dx2 ? dx2[x] : p.dx2(x), b = dy2 ? dy2[y] : p.dy2(y);
+        const double a = dx2 ? dx2[x] : p.dx2(x), b = dy2 ? dy2[y - y0] : p.dy2(y);
         return raw - static_cast<float>(p.weight * (a + b));
     }
-};
-
-// A thread's walk over the map in row-major order, kPeakThreads elements a step, with no
-// division per element: (x, y) advance by the step's whole rows and remainder.
-struct MapWalk {
-    int x, y, step_x, step_y, w;
-    __device__ MapWalk(int first, int width) : w(width) {
-        y = first / width;
-        x = first - y * width;
-        step_y = kPeakThreads / width;
-        step_x = kPeakThreads - step_y * width;
-    }
-    __device__ void next() {
-        x += step_x;
-        y += step_y;
-        if (x >= w) {
-            x -= w;
-            ++y;
+    // visit(penalised value, x, y) for the thread's elements of the band, in row-major order:
+    // the walk advances by the block's step in whole rows and a remainder (no division per
+    // element), kPeakUnroll loads at a time.
+    template <typename Visit>
+    __device__ void walk(Visit visit) const {
+        if (w <= 0 || y1 <= y0) return;
+        const int step_y = kPeakThreads / w, step_x = kPeakThreads - step_y * w;
+        int y = y0 + static_cast<int>(threadIdx.x) / w, x = static_cast<int>(threadIdx.x) % w;
+        while (y < y1) {
+            float v[kPeakUnroll];
+            int xs[kPeakUnroll], ys[kPeakUnroll];
+#pragma unroll
+            for (int k = 0; k < kPeakUnroll; ++k) {
+                xs[k] = x;
+                ys[k] = y;
+                v[k] = y < y1 ? map[y * pitch + x] : 0.0f;
+                x += step_x;
+                y += step_y;
+                if (x >= w) {
+                    x -= w;
+                    ++y;
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < kPeakUnroll; ++k) {
+                if (ys[k] >= y1) break;
+                visit(penalised(v[k], xs[k], ys[k]), xs[k], ys[k]);
+            }
         }
     }
 };
@@ -184,59 +217,10 @@ __device__ __forceinline__ bool better(float v, long long i, float bv, long long
     return v > bv || (v == bv && i < bi);
 }
 
-// One block per map. Pass 1: first maximum of the penalised map in row-major order. Pass 2:
-// sidelobe statistics outside the exclusion zone, as find_peak (the sums reduce in tree order,
-// so the PSR may differ from the host's in the last bits; the tracker only compares it with
-// thresholds). Each thread keeps kPeakUnroll loads in flight per round.
-__global__ void __launch_bounds__(kPeakThreads)
-    ranked_peaks_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, RankedPeak* out) {
-    const PeakItem& it = batch[blockIdx.x];
-    const float* map = maps + it.offset;
-    const int w = it.width, h = it.height;
-    const std::size_t pitch = static_cast<std::size_t>(it.pitch);
-    __shared__ double dx2_s[kPenaltyTerms], dy2_s[kPenaltyTerms];
-    __shared__ float best_v[kPeakWarps];
-    __shared__ long long best_i[kPeakWarps];
-    __shared__ double sum_s[kPeakWarps], sq_s[kPeakWarps];
-    __shared__ float max_s[kPeakWarps];
-    __shared__ int peak_x, peak_y;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const long long n = static_cast<long long>(w) * h;
-
-    PenaltyTerms pen{nullptr, nullptr, Penalty(it.penalty, w, h)};
-    if (pen.p.active() && w <= kPenaltyTerms && h <= kPenaltyTerms) {
-        for (int i = threadIdx.x; i < w; i += kPeakThreads) dx2_s[i] = pen.p.dx2(i);
-        for (int i = threadIdx.x; i < h; i += kPeakThreads) dy2_s[i] = pen.p.dy2(i);
-        pen.dx2 = dx2_s;
-        pen.dy2 = dy2_s;
-        __syncthreads();
-    }
-
-    float bv = -2.0f;
-    int bx = 0, by = -1;
-    if (n > 0) {
-        for (MapWalk m(threadIdx.x, w); m.y < h;) {
-            float v[kPeakUnroll];
-            int xs[kPeakUnroll], ys[kPeakUnroll];
-#pragma unroll
-            for (int k = 0; k < kPeakUnroll; ++k, m.next()) {
-                xs[k] = m.x;
-                ys[k] = m.y;
-                v[k] = m.y < h ? map[m.y * pitch + m.x] : 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < kPeakUnroll; ++k) {
-                if (ys[k] >= h) break;
-                const float pv = pen.apply(v[k], xs[k], ys[k]);
-                if (pv > bv) {  // a thread's positions only grow: `>` keeps its first maximum
-                    bv = pv;
-                    bx = xs[k];
-                    by = ys[k];
-                }
-            }
-        }
-    }
-    long long bi = by < 0 ? LLONG_MAX : static_cast<long long>(by) * w + bx;
+// Block-wide: the first maximum (value, row-major index; LLONG_MAX for none) to every thread.
+__device__ void block_best(float& bv, long long& bi) {
+    __shared__ float vs[kPeakWarps];
+    __shared__ long long is[kPeakWarps];
     for (int off = 16; off > 0; off >>= 1) {
         const float ov = __shfl_down_sync(0xffffffffu, bv, off);
         const long long oi = __shfl_down_sync(0xffffffffu, bi, off);
@@ -245,69 +229,122 @@ __global__ void __launch_bounds__(kPeakThreads)
             bi = oi;
         }
     }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (lane == 0) {
-        best_v[warp] = bv;
-        best_i[warp] = bi;
+        vs[warp] = bv;
+        is[warp] = bi;
     }
     __syncthreads();
+    bv = vs[0];
+    bi = is[0];
+    for (int k = 1; k < kPeakWarps; ++k)
+        if (better(vs[k], is[k], bv, bi)) {
+            bv = vs[k];
+            bi = is[k];
+        }
+    __syncthreads();
+}
+
+// Launch 1, block (band, item): the band's first maximum of the penalised map.
+__global__ void __launch_bounds__(kPeakThreads)
+    band_best_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, PeakBand* bands, std::size_t first) {
+    __shared__ double dx2_s[kPenaltyTerms], dy2_s[kPenaltyTerms];
+    const PeakBlock b(maps, batch[blockIdx.y], blockIdx.x, gridDim.x, dx2_s, dy2_s);
+    float bv = -2.0f;
+    int bx = 0, by = -1;
+    b.walk([&](float v, int x, int y) {
+        if (v > bv) {  // a thread's positions only grow: `>` keeps its first maximum
+            bv = v;
+            bx = x;
+            by = y;
+        }
+    });
+    long long bi = by < 0 ? LLONG_MAX : static_cast<long long>(by) * b.w + bx;
+    block_best(bv, bi);
     if (threadIdx.x == 0) {
-        for (int k = 1; k < kPeakWarps; ++k)
-            if (better(best_v[k], best_i[k], bv, bi)) {
-                bv = best_v[k];
-                bi = best_i[k];
-            }
-        const bool found = bi != LLONG_MAX;
-        peak_y = found ? static_cast<int>(bi / w) : 0;
-        peak_x = found ? static_cast<int>(bi - static_cast<long long>(peak_y) * w) : 0;
-        best_v[0] = found ? bv : -2.0f;
+        PeakBand& out = bands[(first + blockIdx.y) * kMaxPeakBands + blockIdx.x];
+        out.best = bv;
+        out.best_index = bi;
     }
-    __syncthreads();
-    const int px = peak_x, py = peak_y;
-    const float ranked = best_v[0];
-    const int radius = max(2, min(w, h) / 8);
+}
+
+// Launch 2, block (band, item): the map's peak from every band's maximum (in band order, so
+// each block finds the same), the band's sidelobe statistics outside the exclusion zone, and
+// in the map's last band to finish, find_peak's result from the bands' sums in band order (so
+// the PSR may differ from the host's in the last bits; the tracker only compares it with
+// thresholds).
+__global__ void __launch_bounds__(kPeakThreads)
+    band_sidelobes_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, PeakBand* bands, unsigned* tickets,
+                          RankedPeak* out, std::size_t first) {
+    __shared__ double dx2_s[kPenaltyTerms], dy2_s[kPenaltyTerms];
+    __shared__ double sum_s[kPeakWarps], sq_s[kPeakWarps];
+    __shared__ float max_s[kPeakWarps];
+    __shared__ bool last;
+    const std::size_t item = first + blockIdx.y;
+    PeakBand* mine = bands + item * kMaxPeakBands;
+    const int nbands = gridDim.x;
+    const PeakBlock b(maps, batch[blockIdx.y], blockIdx.x, nbands, dx2_s, dy2_s);
+    float ranked = mine[0].best;
+    long long bi = mine[0].best_index;
+    for (int k = 1; k < nbands; ++k)
+        if (better(mine[k].best, mine[k].best_index, ranked, bi)) {
+            ranked = mine[k].best;
+            bi = mine[k].best_index;
+        }
+    const bool found = bi != LLONG_MAX;
+    const int py = found ? static_cast<int>(bi / b.w) : 0;
+    const int px = found ? static_cast<int>(bi - static_cast<long long>(py) * b.w) : 0;
+    if (!found) ranked = -2.0f;
+    const int radius = max(2, min(b.w, b.h) / 8);
+
     double sum = 0, sq = 0;
     float second = -1.0f;
-    if (n > 0) {
-        for (MapWalk m(threadIdx.x, w); m.y < h;) {
-            float v[kPeakUnroll];
-            int xs[kPeakUnroll], ys[kPeakUnroll];
-#pragma unroll
-            for (int k = 0; k < kPeakUnroll; ++k, m.next()) {
-                xs[k] = m.x;
-                ys[k] = m.y;
-                v[k] = m.y < h ? map[m.y * pitch + m.x] : 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < kPeakUnroll; ++k) {
-                if (ys[k] >= h) break;
-                if (abs(ys[k] - py) <= radius && abs(xs[k] - px) <= radius) continue;
-                const float pv = pen.apply(v[k], xs[k], ys[k]);
-                sum += pv;
-                sq += static_cast<double>(pv) * pv;
-                second = second < pv ? pv : second;
-            }
-        }
-    }
+    b.walk([&](float v, int x, int y) {
+        if (abs(y - py) <= radius && abs(x - px) <= radius) return;
+        sum += v;
+        sq += static_cast<double>(v) * v;
+        second = second < v ? v : second;
+    });
     for (int off = 16; off > 0; off >>= 1) {
         sum += __shfl_down_sync(0xffffffffu, sum, off);
         sq += __shfl_down_sync(0xffffffffu, sq, off);
         const float o = __shfl_down_sync(0xffffffffu, second, off);
         second = second < o ? o : second;
     }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (lane == 0) {
         sum_s[warp] = sum;
         sq_s[warp] = sq;
         max_s[warp] = second;
     }
     __syncthreads();
-    if (threadIdx.x != 0) return;
-    for (int k = 1; k < kPeakWarps; ++k) {
-        sum += sum_s[k];
-        sq += sq_s[k];
-        second = second < max_s[k] ? max_s[k] : second;
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < kPeakWarps; ++k) {
+            sum += sum_s[k];
+            sq += sq_s[k];
+            second = second < max_s[k] ? max_s[k] : second;
+        }
+        mine[blockIdx.x].sum = sum;
+        mine[blockIdx.x].sum_sq = sq;
+        mine[blockIdx.x].second = second;
+        __threadfence();  // the band's sums are visible before its ticket counts
+        last = atomicInc(&tickets[item], nbands - 1) == static_cast<unsigned>(nbands - 1);  // wraps to 0
     }
-    const long long zone_w = min(w - 1, px + radius) - max(0, px - radius) + 1;
-    const long long zone_h = min(h - 1, py + radius) - max(0, py - radius) + 1;
+    __syncthreads();
+    if (!last || threadIdx.x != 0) return;
+    __threadfence();
+    sum = 0;
+    sq = 0;
+    second = -1.0f;
+    for (int k = 0; k < nbands; ++k) {
+        const volatile PeakBand& band = mine[k];
+        sum += band.sum;
+        sq += band.sum_sq;
+        second = second < band.second ? band.second : second;
+    }
+    const long long n = static_cast<long long>(b.w) * b.h;
+    const long long zone_w = min(b.w - 1, px + radius) - max(0, px - radius) + 1;
+    const long long zone_h = min(b.h - 1, py + radius) - max(0, py - radius) + 1;
     const long long count = n - zone_w * zone_h;
     RankedPeak r;
     r.ranked = ranked;
@@ -322,14 +359,14 @@ __global__ void __launch_bounds__(kPeakThreads)
         r.peak.psr = static_cast<float>((static_cast<double>(ranked) - mean) / (sd < 1e-6 ? 1e-6 : sd));
     }
     // Score and sub-pixel offset from the raw map.
-    const float* row = map + static_cast<std::size_t>(py) * pitch;
+    const float* row = b.map + static_cast<std::size_t>(py) * b.pitch;
     const float score = n > 0 ? row[px] : -2.0f;
     r.peak.score = score;
     r.peak.sub_x = static_cast<float>(px);
     r.peak.sub_y = static_cast<float>(py);
-    if (px > 0 && px + 1 < w) r.peak.sub_x += parabolic_offset(row[px - 1], score, row[px + 1]);
-    if (py > 0 && py + 1 < h) r.peak.sub_y += parabolic_offset(row[px - pitch], score, row[px + pitch]);
-    out[blockIdx.x] = r;
+    if (px > 0 && px + 1 < b.w) r.peak.sub_x += parabolic_offset(row[px - 1], score, row[px + 1]);
+    if (py > 0 && py + 1 < b.h) r.peak.sub_y += parabolic_offset(row[px - b.pitch], score, row[px + b.pitch]);
+    out[item] = r;
 }
 
 // gradient.cpp's gradient_patch: one output pixel per thread, edge pixels repeated.
@@ -461,10 +498,28 @@ void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleI
     });
 }
 
-void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, Stream stream,
-                         const PeakItem* on_device) {
+void PeakScratch::ensure(std::size_t count, Stream stream) {
+    if (count <= maps) return;
+    bands.ensure(count * kMaxPeakBands);
+    CORRTRACK_CUDA(cudaMemsetAsync(tickets.ensure(count), 0, count * sizeof(unsigned), as_cuda(stream)));
+    maps = count;
+}
+
+void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, PeakScratch& scratch,
+                         Stream stream, const PeakItem* on_device) {
+    if (items.size() > scratch.maps) throw std::logic_error("launch_ranked_peaks: scratch sized for fewer maps");
     for_each_batch(items, on_device, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
-        ranked_peaks_kernel<<<count, kPeakThreads, 0, as_cuda(stream)>>>(maps, batch, out + first);
+        // Bands of about kPeakBandFloats, no more than fill the GPU with the launch's maps.
+        long long largest = 0;
+        for (std::size_t k = first; k < first + count; ++k)
+            largest = std::max(largest, static_cast<long long>(items[k].width) * items[k].height);
+        const long long wanted = std::min<long long>((largest + kPeakBandFloats - 1) / kPeakBandFloats,
+                                                     std::max(1, kPeakBlocksWanted / count));
+        const dim3 grid(static_cast<unsigned>(std::clamp<long long>(wanted, 1, kMaxPeakBands)), count);
+        band_best_kernel<<<grid, kPeakThreads, 0, as_cuda(stream)>>>(maps, batch, scratch.bands.get(), first);
+        CORRTRACK_CUDA_LAUNCHED();
+        band_sidelobes_kernel<<<grid, kPeakThreads, 0, as_cuda(stream)>>>(maps, batch, scratch.bands.get(),
+                                                                          scratch.tickets.get(), out, first);
         CORRTRACK_CUDA_LAUNCHED();
     });
 }

@@ -1,6 +1,6 @@
 // The tracker's device-side steps: the frame's pyramid, sampling search patches out of it
 // into one atlas (the same arithmetic as pyramid.cpp and resample.cpp, bit for bit), and the
-// motion-penalised peak of every map in one launch, so a whole frame's search costs one
+// motion-penalised peak of every map in two launches, so a whole frame's search costs one
 // round trip.
 // Thread rules: launchers queue work on the caller's stream and never synchronize; the
 // caller owns every buffer and keeps it alive until the stream has passed the work.
@@ -88,8 +88,27 @@ void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem
                              const GradientItem* on_device = nullptr);
 void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, Stream stream,
                        const BlendItem* on_device = nullptr);
-void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, Stream stream,
-                         const PeakItem* on_device = nullptr);
+
+// The ranked peaks split a large map into bands of rows, one block each, so that a few maps
+// (one target's scales) spread over many SMs: a first launch finds each band's maximum, a
+// second each band's sidelobe sums, and the last band of a map to finish (counted by the
+// map's ticket, which returns to zero by itself, so graph replays need no reset) combines them.
+constexpr int kMaxPeakBands = 32;
+struct PeakBand {
+    long long best_index = 0;  // first launch: the band's first maximum, row-major in the map
+    float best = 0;
+    float second = 0;  // second launch: outside the exclusion zone, the band's maximum and sums
+    double sum = 0, sum_sq = 0;
+};
+// Sized before the launches (never while a graph captures them); grows only.
+struct PeakScratch {
+    DeviceBuffer<PeakBand> bands;    // kMaxPeakBands per map
+    DeviceBuffer<unsigned> tickets;  // one per map, zero between launches
+    std::size_t maps = 0;
+    void ensure(std::size_t count, Stream stream);
+};
+void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, RankedPeak* out, PeakScratch& scratch,
+                         Stream stream, const PeakItem* on_device = nullptr);
 
 // Many targets: a launcher's items also go to device memory (one copy from pinned memory,
 // queued before the launch), so that one launch takes them all; few items go by value in the

@@ -74,6 +74,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     ps.host_maps_valid = false;
     RankedPeak* host_peaks = host_peaks_.ensure(items.size());
     RankedPeak* peaks = copy_peaks_ ? peaks_.ensure(items.size()) : host_peaks_.device();
+    peak_scratch_.ensure(items.size(), stream_);
     float* host_maps = keep_maps_ && eager_maps_ ? ps.host_maps.ensure(floats) : nullptr;
 
     // Stage events only where a split is wanted: each timed record costs about a us of host time.
@@ -113,7 +114,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         record(correlated_, q, captured);
         {
             StatClock clock(stat(&GpuSearchStats::peaks_launch_ms));
-            launch_ranked_peaks(maps, peak_items_, peaks, q, staged_.peaks.stage(peak_items_, q));
+            launch_ranked_peaks(maps, peak_items_, peaks, peak_scratch_, q, staged_.peaks.stage(peak_items_, q));
         }
         if (copy_peaks_)
             CORRTRACK_CUDA(cudaMemcpyAsync(host_peaks, peaks, items.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,

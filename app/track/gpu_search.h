@@ -252,6 +252,7 @@ private:
     bool graph_timing_ok_ = true;  // false once graph-recorded stage events failed to time
     DeviceBuffer<std::uint8_t> atlas_;
     DeviceBuffer<RankedPeak> peaks_;
+    PeakScratch peak_scratch_;
     PinnedBuffer<RankedPeak> host_peaks_{kMapped};
     // Each pass (tracking, re-detection) keeps its maps until the same pass of the next frame.
     struct Pass {
