@@ -97,14 +97,13 @@ TEST(DevicePyramidGpu, LevelsAreTheHostPyramidsBitForBit) {
     }
 }
 
-// launch_ranked_peaks against penalised_peak: maps from 1x1 to 1100 rows, split into 1 to 32
-// bands (some empty: more bands than rows), wider than the penalty terms' shared cache (1024)
-// and than a block's step, narrower than a warp, pitched rows with NaN padding, values on a
-// coarse grid (so that ties cross threads, warps and bands, and the penalty's symmetric
-// positions tie too), the maximum on each border, and penalties 0, 0.2 and -0.1 (none, as on
-// the host). 69 items: by value in launches of 32, and all at once from device memory, twice
-// (the tickets must be back at zero). Peak position, ranked value, score and second are
-// identical; sub-pixel and PSR within 1e-5 relative (the sums' order differs).
+// launch_ranked_peaks against penalised_peak: maps from 1x1 to 1100 rows, one block each or
+// split into up to 32 bands (some empty: more bands than rows), wider than the penalty terms'
+// shared cache (1024) and than a block's step, narrower than a warp, pitched rows with NaN
+// padding, values on a coarse grid (so that ties cross threads, warps and bands, and the
+// penalty's symmetric positions tie too), the maximum on each border, and penalties 0, 0.2 and
+// -0.1 (none, as on the host). Peak position, ranked value, score and second are identical;
+// sub-pixel and PSR within 1e-5 relative (the sums' order differs).
 TEST(DeviceSearchGpu, RankedPeaksArePenalisedPeaksOnEveryShape) {
     if (!cuda_available()) GTEST_SKIP() << "no GPU";
     const std::vector<std::pair<int, int>> shapes = {{1, 1},   {7, 1},    {1, 7},    {2, 2},    {5, 5},     {17, 13},
@@ -150,18 +149,29 @@ TEST(DeviceSearchGpu, RankedPeaksArePenalisedPeaksOnEveryShape) {
     ASSERT_EQ(cudaMemcpy(on_device.ensure(items.size()), items.data(), items.size() * sizeof(PeakItem),
                          cudaMemcpyHostToDevice),
               cudaSuccess);
+    // Three ways: (a) by value in launches of 32 (most of them banded by their largest map),
+    // (b) all at once from device memory, (c) only the maps small enough for one block each, by
+    // value (no band launch). Twice each: the maps' tickets must be back at zero.
+    std::vector<PeakItem> small;
+    std::vector<std::size_t> small_of;  // their indices in items
+    for (std::size_t i = 0; i < items.size(); ++i)
+        if (static_cast<long long>(items[i].width) * items[i].height <= kPeakSplitFloats) {
+            small.push_back(items[i]);
+            small_of.push_back(i);
+        }
+    ASSERT_GT(small.size(), static_cast<std::size_t>(kMaxItemsPerLaunch));
+    const std::size_t n = items.size();
     DeviceBuffer<RankedPeak> out;
-    out.ensure(2 * items.size());
+    out.ensure(2 * n + small.size());
     CudaStream stream;
-    PeakScratch scratch, scratch_all;
-    scratch.ensure(items.size(), stream.get());
-    scratch_all.ensure(items.size(), stream.get());
-    // Twice each: the maps' tickets must have returned to zero after the first time.
+    PeakScratch scratch;
+    scratch.ensure(n, stream.get());
     for (int round = 0; round < 2; ++round) {
         launch_ranked_peaks(maps.get(), items, out.get(), scratch, stream.get());
-        launch_ranked_peaks(maps.get(), items, out.get() + items.size(), scratch_all, stream.get(), on_device.get());
+        launch_ranked_peaks(maps.get(), items, out.get() + n, scratch, stream.get(), on_device.get());
+        launch_ranked_peaks(maps.get(), small, out.get() + 2 * n, scratch, stream.get());
     }
-    std::vector<RankedPeak> got(2 * items.size());
+    std::vector<RankedPeak> got(2 * n + small.size());
     ASSERT_EQ(cudaMemcpyAsync(got.data(), out.get(), got.size() * sizeof(RankedPeak), cudaMemcpyDeviceToHost,
                               as_cuda(stream.get())),
               cudaSuccess);
@@ -169,13 +179,14 @@ TEST(DeviceSearchGpu, RankedPeaksArePenalisedPeaksOnEveryShape) {
     auto close = [](float a, float b) { return std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b)); };
     std::vector<float> host_scratch;
     for (std::size_t i = 0; i < got.size(); ++i) {
-        const PeakItem& it = items[i % items.size()];
-        const MapView view{host[i % items.size()].data(), it.width, it.height, static_cast<std::size_t>(it.width),
-                           MemorySpace::kHost};
+        const std::size_t k = i < 2 * n ? i % n : small_of[i - 2 * n];
+        const PeakItem& it = items[k];
+        const MapView view{host[k].data(), it.width, it.height, static_cast<std::size_t>(it.width), MemorySpace::kHost};
         const RankedPeak want = penalised_peak(view, it.penalty, host_scratch);
+        const char* way = i < n ? " by value" : i < 2 * n ? " from device memory" : " one block a map";
+        const std::string what =
+            std::to_string(it.width) + "x" + std::to_string(it.height) + " penalty " + std::to_string(it.penalty) + way;
         const RankedPeak& g = got[i];
-        const std::string what = std::to_string(it.width) + "x" + std::to_string(it.height) + " penalty " +
-                                 std::to_string(it.penalty) + (i < items.size() ? " by value" : " from device memory");
         EXPECT_EQ(g.peak.x, want.peak.x) << what;
         EXPECT_EQ(g.peak.y, want.peak.y) << what;
         EXPECT_EQ(g.ranked, want.ranked) << what;

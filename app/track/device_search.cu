@@ -245,12 +245,10 @@ __device__ void block_best(float& bv, long long& bi) {
     __syncthreads();
 }
 
-// Launch 1, block (band, item): the band's first maximum of the penalised map.
-__global__ void __launch_bounds__(kPeakThreads)
-    band_best_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, PeakBand* bands, std::size_t first) {
-    __shared__ double dx2_s[kPenaltyTerms], dy2_s[kPenaltyTerms];
-    const PeakBlock b(maps, batch[blockIdx.y], blockIdx.x, gridDim.x, dx2_s, dy2_s);
-    float bv = -2.0f;
+// The block's first maximum of the penalised band (value, row-major index in the map) to every
+// thread; LLONG_MAX for none.
+__device__ void band_best(const PeakBlock& b, float& bv, long long& bi) {
+    bv = -2.0f;
     int bx = 0, by = -1;
     b.walk([&](float v, int x, int y) {
         if (v > bv) {  // a thread's positions only grow: `>` keeps its first maximum
@@ -259,8 +257,18 @@ __global__ void __launch_bounds__(kPeakThreads)
             by = y;
         }
     });
-    long long bi = by < 0 ? LLONG_MAX : static_cast<long long>(by) * b.w + bx;
+    bi = by < 0 ? LLONG_MAX : static_cast<long long>(by) * b.w + bx;
     block_best(bv, bi);
+}
+
+// Launch 1 (maps of several bands), block (band, item): the band's first maximum.
+__global__ void __launch_bounds__(kPeakThreads)
+    band_best_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, PeakBand* bands, std::size_t first) {
+    __shared__ double dx2_s[kPenaltyTerms], dy2_s[kPenaltyTerms];
+    const PeakBlock b(maps, batch[blockIdx.y], blockIdx.x, gridDim.x, dx2_s, dy2_s);
+    float bv;
+    long long bi;
+    band_best(b, bv, bi);
     if (threadIdx.x == 0) {
         PeakBand& out = bands[(first + blockIdx.y) * kMaxPeakBands + blockIdx.x];
         out.best = bv;
@@ -269,10 +277,10 @@ __global__ void __launch_bounds__(kPeakThreads)
 }
 
 // Launch 2, block (band, item): the map's peak from every band's maximum (in band order, so
-// each block finds the same), the band's sidelobe statistics outside the exclusion zone, and
-// in the map's last band to finish, find_peak's result from the bands' sums in band order (so
-// the PSR may differ from the host's in the last bits; the tracker only compares it with
-// thresholds).
+// each block finds the same; a map of one band finds its own, and launch 1 is left out), the
+// band's sidelobe statistics outside the exclusion zone, and in the map's last band to finish,
+// find_peak's result from the bands' sums in band order (so the PSR may differ from the host's
+// in the last bits; the tracker only compares it with thresholds).
 __global__ void __launch_bounds__(kPeakThreads)
     band_sidelobes_kernel(const float* __restrict__ maps, Batch<PeakItem> batch, PeakBand* bands, unsigned* tickets,
                           RankedPeak* out, std::size_t first) {
@@ -284,13 +292,19 @@ __global__ void __launch_bounds__(kPeakThreads)
     PeakBand* mine = bands + item * kMaxPeakBands;
     const int nbands = gridDim.x;
     const PeakBlock b(maps, batch[blockIdx.y], blockIdx.x, nbands, dx2_s, dy2_s);
-    float ranked = mine[0].best;
-    long long bi = mine[0].best_index;
-    for (int k = 1; k < nbands; ++k)
-        if (better(mine[k].best, mine[k].best_index, ranked, bi)) {
-            ranked = mine[k].best;
-            bi = mine[k].best_index;
-        }
+    float ranked;
+    long long bi;
+    if (nbands == 1) {
+        band_best(b, ranked, bi);
+    } else {
+        ranked = mine[0].best;
+        bi = mine[0].best_index;
+        for (int k = 1; k < nbands; ++k)
+            if (better(mine[k].best, mine[k].best_index, ranked, bi)) {
+                ranked = mine[k].best;
+                bi = mine[k].best_index;
+            }
+    }
     const bool found = bi != LLONG_MAX;
     const int py = found ? static_cast<int>(bi / b.w) : 0;
     const int px = found ? static_cast<int>(bi - static_cast<long long>(py) * b.w) : 0;
@@ -509,15 +523,20 @@ void launch_ranked_peaks(const float* maps, const std::vector<PeakItem>& items, 
                          Stream stream, const PeakItem* on_device) {
     if (items.size() > scratch.maps) throw std::logic_error("launch_ranked_peaks: scratch sized for fewer maps");
     for_each_batch(items, on_device, [&](const Batch<PeakItem>& batch, int count, std::size_t first) {
-        // Bands of about kPeakBandFloats, no more than fill the GPU with the launch's maps.
+        // Bands of about kPeakBandFloats where a map is large enough to pay for launch 1, no
+        // more than fill the GPU with the launch's maps.
         long long largest = 0;
         for (std::size_t k = first; k < first + count; ++k)
             largest = std::max(largest, static_cast<long long>(items[k].width) * items[k].height);
-        const long long wanted = std::min<long long>((largest + kPeakBandFloats - 1) / kPeakBandFloats,
-                                                     std::max(1, kPeakBlocksWanted / count));
+        const long long wanted = largest <= kPeakSplitFloats
+                                     ? 1
+                                     : std::min<long long>((largest + kPeakBandFloats - 1) / kPeakBandFloats,
+                                                           std::max(1, kPeakBlocksWanted / count));
         const dim3 grid(static_cast<unsigned>(std::clamp<long long>(wanted, 1, kMaxPeakBands)), count);
-        band_best_kernel<<<grid, kPeakThreads, 0, as_cuda(stream)>>>(maps, batch, scratch.bands.get(), first);
-        CORRTRACK_CUDA_LAUNCHED();
+        if (grid.x > 1) {
+            band_best_kernel<<<grid, kPeakThreads, 0, as_cuda(stream)>>>(maps, batch, scratch.bands.get(), first);
+            CORRTRACK_CUDA_LAUNCHED();
+        }
         band_sidelobes_kernel<<<grid, kPeakThreads, 0, as_cuda(stream)>>>(maps, batch, scratch.bands.get(),
                                                                           scratch.tickets.get(), out, first);
         CORRTRACK_CUDA_LAUNCHED();

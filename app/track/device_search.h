@@ -94,6 +94,10 @@ void launch_blend_maps(float* maps, const std::vector<BlendItem>& items, Stream 
 // second each band's sidelobe sums, and the last band of a map to finish (counted by the
 // map's ticket, which returns to zero by itself, so graph replays need no reset) combines them.
 constexpr int kMaxPeakBands = 32;
+// Launches whose maps are all this small take one block a map: there a second launch costs
+// more than the block's walk (bench/results/h200_2026-12-04: 6400-float maps took 8.8 us of
+// GPU time in one launch, 14.1 in two; 40000-float maps 23.4 in one, 15.5 in two).
+constexpr long long kPeakSplitFloats = 16384;
 struct PeakBand {
     long long best_index = 0;  // first launch: the band's first maximum, row-major in the map
     float best = 0;
