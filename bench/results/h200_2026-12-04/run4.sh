@@ -20,8 +20,8 @@ if [ -n "$NSYS" ]; then
   timeout 120 $NSYS stats --report cuda_gpu_kern_sum --report cuda_gpu_mem_time_sum --format csv $E/t256.nsys-rep > $E/nsys_stats.txt 2>&1
   echo "nsys: $NSYS rc $?" >> $E/summary.txt; head -40 $E/nsys_stats.txt | cut -c1-300 >> $E/summary.txt
 else echo "no nsys" >> $E/summary.txt; fi
-timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size --launch-skip 3000 --launch-count 60 \
-  build/app/corrtrack track $clip $(boxes 256) --decode nvdec --kernel auto --frames 200 > $E/ncu_t256.txt 2>&1
+timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size --launch-skip 1000 --launch-count 60 \
+  build/app/corrtrack track $clip $(boxes 256) --decode nvdec --kernel auto --frames 300 > $E/ncu_t256.txt 2>&1
 echo "ncu t256: rc $?" >> $E/summary.txt
 grep -E '^  [A-Za-z_].*\(|gpu__time_duration|launch__grid_size' $E/ncu_t256.txt | sed -E 's/\(int, int, int\)//; s/ +/ /g' | cut -c1-160 >> $E/summary.txt
 for r in 1 2 3; do EXTRAS=0 COUNTS="256 1024" E=$E/t_$r bash bench/results/h200_2026-12-02c/targets.sh 2>&1 | sed "s/^/rep $r /" >> $E/summary.txt; done
