@@ -1,8 +1,8 @@
 // The GPU search's own machinery against its host twins: DevicePyramid's levels (built up to
 // three levels a launch, each pixel through the chain of halvings) equal HostPyramid's bit for
-// bit, the ranked peaks equal penalised_peak's on maps of every shape, and many targets (more
-// items than one launch takes by value, so the launchers read them from device memory in one
-// launch) track as on the CPU. GPU only: skipped without one.
+// bit, sampled patches equal sample_patch's bit for bit, ranked peaks equal penalised_peak's,
+// and many targets (more items than one launch takes by value, so the launchers read them
+// from device memory in one launch) track as on the CPU. GPU only: skipped without one.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -16,6 +16,7 @@
 #include "app/track/backends.h"
 #include "app/track/device_pyramid.h"
 #include "app/track/device_search.h"
+#include "app/track/resample.h"
 #include "app/track/pyramid.h"
 #include "app/track/tracker.h"
 #include "corrtrack/cuda_util.h"
@@ -93,6 +94,64 @@ TEST(DevicePyramidGpu, LevelsAreTheHostPyramidsBitForBit) {
                     wrong += got[static_cast<std::size_t>(y) * r.width + x] != host_level.row(r.y + y)[r.x + x];
             EXPECT_EQ(wrong, 0) << "round " << round << " level " << it.level << " region " << r.x << "," << r.y << " "
                                 << r.width << "x" << r.height;
+        }
+    }
+}
+
+// launch_sample_patches against sample_patch on one level: 70 patches (more than a launch
+// takes by value, so also from device memory) of 1x1 to 150x140 pixels (several blocks of
+// rows), at integer and fractional origins, inside and past the level's borders, and at
+// scales 1 (the copy), 0.6 to 1.25 (bilinear) and 1.3 to 3.7 (area averaging): bit for bit.
+TEST(DeviceSearchGpu, SampledPatchesAreTheHostsBitForBit) {
+    if (!cuda_available()) GTEST_SKIP() << "no GPU";
+    const int w = 523, h = 311;
+    const std::vector<std::uint8_t> level = noise(w, h, 21);
+    DeviceBuffer<std::uint8_t> dev_level;
+    ASSERT_EQ(cudaMemcpy(dev_level.ensure(level.size()), level.data(), level.size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    DeviceLevels levels{};
+    levels.level[0] = {dev_level.get(), w, h, static_cast<std::size_t>(w), MemorySpace::kDevice};
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> pos(-40.0, 560.0);
+    const double scales[] = {1.0, 1.0, 0.6, 0.93, 1.1, 1.25, 1.3, 2.0, 3.7};
+    std::vector<SampleItem> items;
+    std::size_t bytes = 0;
+    for (int k = 0; k < 70; ++k) {
+        const int pw = 1 + static_cast<int>(rng() % 150), ph = 1 + static_cast<int>(rng() % 140);
+        double ox = pos(rng), oy = pos(rng) * h / w;
+        if (k % 3 == 0) {  // integer origins: the copy at scale 1
+            ox = std::floor(ox);
+            oy = std::floor(oy);
+        }
+        const std::size_t pitch = pw + 5;
+        items.push_back({ox, oy, scales[k % 9], pw, ph, 0, bytes, pitch});
+        bytes += pitch * ph;
+    }
+    DeviceBuffer<std::uint8_t> out;
+    DeviceBuffer<SampleItem> on_device;
+    ASSERT_EQ(cudaMemcpy(on_device.ensure(items.size()), items.data(), items.size() * sizeof(SampleItem),
+                         cudaMemcpyHostToDevice),
+              cudaSuccess);
+    CudaStream stream;
+    const ImageView host_level{level.data(), w, h, static_cast<std::size_t>(w), MemorySpace::kHost};
+    ResampleScratch scratch;
+    for (const SampleItem* staged :
+         {static_cast<const SampleItem*>(nullptr), static_cast<const SampleItem*>(on_device.get())}) {
+        ASSERT_EQ(cudaMemset(out.ensure(bytes), 0, bytes), cudaSuccess);
+        launch_sample_patches(levels, items, out.get(), stream.get(), staged);
+        std::vector<std::uint8_t> got(bytes);
+        ASSERT_EQ(cudaMemcpyAsync(got.data(), out.get(), bytes, cudaMemcpyDeviceToHost, as_cuda(stream.get())),
+                  cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(as_cuda(stream.get())), cudaSuccess);
+        for (const SampleItem& it : items) {
+            std::vector<std::uint8_t> want(it.dst_pitch * it.height);
+            sample_patch(host_level, it.ox, it.oy, it.scale, {it.width, it.height}, want.data(), it.dst_pitch, scratch);
+            int differ = 0;
+            for (int y = 0; y < it.height; ++y)
+                for (int x = 0; x < it.width; ++x)
+                    differ += got[it.dst_offset + y * it.dst_pitch + x] != want[y * it.dst_pitch + x];
+            EXPECT_EQ(differ, 0) << it.width << "x" << it.height << " at (" << it.ox << ", " << it.oy << ") scale "
+                                 << it.scale << (staged ? " from device memory" : " by value");
         }
     }
 }

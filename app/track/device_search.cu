@@ -74,56 +74,71 @@ __global__ void build_levels_kernel(LevelChain chain, LevelBuilds builds) {
     b.dst[static_cast<std::size_t>(j) * b.pitch + i] = static_cast<std::uint8_t>(v);
 }
 
+// A thread samples one column of a patch over up to kSampleRowsPerThread rows: the item, the
+// level and the column's source positions and weights once, then row after row (one pixel
+// per thread took a 256-target frame's search patches 108 us on the H200, most of it each
+// block's fetch of its item and setup, bench/results/h200_2026-12-04/run4).
+constexpr int kSampleBlockRows = 8;  // blockDim.y
+constexpr int kSampleRowsPerThread = 8;
+constexpr int kSampleRowsPerBlock = kSampleBlockRows * kSampleRowsPerThread;
+
 __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> batch, std::uint8_t* out) {
-    const SampleItem& it = batch[blockIdx.z];
+    const SampleItem it = batch[blockIdx.z];  // a copy: the byte stores below may alias it
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    const int v = blockIdx.y * blockDim.y + threadIdx.y;
-    if (u >= it.width || v >= it.height) return;
-    const ImageView& lv = levels.level[it.level];
+    const int v_end = min(it.height, static_cast<int>(blockIdx.y + 1) * kSampleRowsPerBlock);
+    if (u >= it.width) return;
+    const ImageView lv = levels.level[it.level];
     const std::uint8_t* __restrict__ src = lv.data;
     const std::size_t src_pitch = lv.pitch;
     const int src_w = lv.width, src_h = lv.height;
-    std::uint8_t* dst = out + it.dst_offset + static_cast<std::size_t>(v) * it.dst_pitch + u;
+    std::uint8_t* dst = out + it.dst_offset + u;
     const double s = it.scale;
+    const int v_first = blockIdx.y * kSampleRowsPerBlock + threadIdx.y;
     const bool integer_origin = it.ox == floor(it.ox) && it.oy == floor(it.oy);
     if (s == 1.0 && integer_origin) {
         const int x = clampi(static_cast<int>(it.ox) + u, 0, src_w - 1);
-        const int y = clampi(static_cast<int>(it.oy) + v, 0, src_h - 1);
-        *dst = src[static_cast<std::size_t>(y) * src_pitch + x];
+        for (int v = v_first; v < v_end; v += kSampleBlockRows) {
+            const int y = clampi(static_cast<int>(it.oy) + v, 0, src_h - 1);
+            dst[static_cast<std::size_t>(v) * it.dst_pitch] = src[static_cast<std::size_t>(y) * src_pitch + x];
+        }
         return;
     }
     if (s <= 1.25) {
-        const double sy = it.oy + (v + 0.5) * s - 0.5;
-        const int y0 = static_cast<int>(floor(sy));
-        const float fy = static_cast<float>(sy - y0);
-        const std::uint8_t* r0 = src + static_cast<std::size_t>(clampi(y0, 0, src_h - 1)) * src_pitch;
-        const std::uint8_t* r1 = src + static_cast<std::size_t>(clampi(y0 + 1, 0, src_h - 1)) * src_pitch;
         const double sx = it.ox + (u + 0.5) * s - 0.5;
         const int x0 = static_cast<int>(floor(sx));
         const float fx = static_cast<float>(sx - x0);
         const int xa = clampi(x0, 0, src_w - 1), xb = clampi(x0 + 1, 0, src_w - 1);
-        const float top = r0[xa] + fx * (r0[xb] - r0[xa]);
-        const float bottom = r1[xa] + fx * (r1[xb] - r1[xa]);
-        *dst = round_to_u8(top + fy * (bottom - top));
+        for (int v = v_first; v < v_end; v += kSampleBlockRows) {
+            const double sy = it.oy + (v + 0.5) * s - 0.5;
+            const int y0 = static_cast<int>(floor(sy));
+            const float fy = static_cast<float>(sy - y0);
+            const std::uint8_t* r0 = src + static_cast<std::size_t>(clampi(y0, 0, src_h - 1)) * src_pitch;
+            const std::uint8_t* r1 = src + static_cast<std::size_t>(clampi(y0 + 1, 0, src_h - 1)) * src_pitch;
+            const float top = r0[xa] + fx * (r0[xb] - r0[xa]);
+            const float bottom = r1[xa] + fx * (r1[xb] - r1[xa]);
+            dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(top + fy * (bottom - top));
+        }
         return;
     }
     // Area averaging: the host filters rows horizontally, then columns; the same sums in the
-    // same order here, one output pixel per thread.
+    // same order here, one output pixel per thread and row.
     const int span = static_cast<int>(ceil(s)) + 2;
     const double ax = it.ox + u * s, bx = ax + s;
     const int cx0 = static_cast<int>(floor(ax));
     const int cx1 = min(static_cast<int>(ceil(bx)), cx0 + span);
-    const double ay = it.oy + v * s, by = ay + s;
-    const int ry0 = static_cast<int>(floor(ay));
-    const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
-    float acc = 0;
-    for (int j = ry0; j < ry1; ++j) {
-        const std::uint8_t* row = src + static_cast<std::size_t>(clampi(j, 0, src_h - 1)) * src_pitch;
-        float h = 0;
-        for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
-        acc += area_weight(ay, by, s, j) * h;
+    for (int v = v_first; v < v_end; v += kSampleBlockRows) {
+        const double ay = it.oy + v * s, by = ay + s;
+        const int ry0 = static_cast<int>(floor(ay));
+        const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
+        float acc = 0;
+        for (int j = ry0; j < ry1; ++j) {
+            const std::uint8_t* row = src + static_cast<std::size_t>(clampi(j, 0, src_h - 1)) * src_pitch;
+            float h = 0;
+            for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
+            acc += area_weight(ay, by, s, j) * h;
+        }
+        dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);
     }
-    *dst = round_to_u8(acc);
 }
 
 constexpr int kPeakThreads = 256;
@@ -434,10 +449,10 @@ Size pixel_extent(const SampleItem& it) { return {it.width, it.height}; }
 Size pixel_extent(const GradientItem& it) { return {it.fill_width, it.fill_height}; }
 
 // The per-pixel kernels over patches: one grid layer (blockIdx.z) per item, 32 x 8 blocks
-// covering the launch's widest and tallest item; launch(batch, grid, block) per launch that
-// has any pixels.
+// covering the launch's widest item and, `rows_per_block` rows a block, its tallest;
+// launch(batch, grid, block) per launch that has any pixels.
 template <typename Item, typename Launch>
-void for_each_pixel_batch(const std::vector<Item>& items, const Item* on_device, Launch launch) {
+void for_each_pixel_batch(const std::vector<Item>& items, const Item* on_device, int rows_per_block, Launch launch) {
     for_each_batch(items, on_device, [&](const Batch<Item>& batch, int count, std::size_t first) {
         int w = 0, h = 0;
         for (std::size_t k = first; k < first + count; ++k) {
@@ -447,7 +462,7 @@ void for_each_pixel_batch(const std::vector<Item>& items, const Item* on_device,
         }
         if (w == 0 || h == 0) return;
         const dim3 block(32, 8);
-        const dim3 grid((w + 31) / 32, (h + 7) / 8, count);
+        const dim3 grid((w + 31) / 32, (h + rows_per_block - 1) / rows_per_block, count);
         launch(batch, grid, block);
     });
 }
@@ -456,7 +471,7 @@ void for_each_pixel_batch(const std::vector<Item>& items, const Item* on_device,
 
 void launch_gradient_patches(std::uint8_t* atlas, const std::vector<GradientItem>& items, Stream stream,
                              const GradientItem* on_device) {
-    for_each_pixel_batch(items, on_device, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
+    for_each_pixel_batch(items, on_device, 8, [&](const Batch<GradientItem>& batch, dim3 grid, dim3 block) {
         gradient_kernel<<<grid, block, 0, as_cuda(stream)>>>(atlas, batch);
         CORRTRACK_CUDA_LAUNCHED();
     });
@@ -506,10 +521,11 @@ void launch_build_levels(ImageView base, const std::vector<LevelBuild>& levels, 
 
 void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleItem>& items, std::uint8_t* dst,
                            Stream stream, const SampleItem* on_device) {
-    for_each_pixel_batch(items, on_device, [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
-        sample_patches_kernel<<<grid, block, 0, as_cuda(stream)>>>(levels, batch, dst);
-        CORRTRACK_CUDA_LAUNCHED();
-    });
+    for_each_pixel_batch(items, on_device, kSampleRowsPerBlock,
+                         [&](const Batch<SampleItem>& batch, dim3 grid, dim3 block) {
+                             sample_patches_kernel<<<grid, block, 0, as_cuda(stream)>>>(levels, batch, dst);
+                             CORRTRACK_CUDA_LAUNCHED();
+                         });
 }
 
 void PeakScratch::ensure(std::size_t count, Stream stream) {

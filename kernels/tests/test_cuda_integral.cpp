@@ -1,7 +1,8 @@
 // GPU integral images (kernels/cuda/integral.cu) against the CPU tables, entry by entry: rois
 // at the frame edges, odd offsets and pitches, rows that cross the scan tile, heights with
 // empty column segments, and all-255 images at the limits (4K UHD, 4096 x 4096 for the uint32
-// sum table, 65536 wide for the packed row scan). Skips without a GPU.
+// sum table, 65536 wide for the packed row scan), and the template stacks' row prefix. Skips
+// without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -116,6 +117,51 @@ TEST(CudaIntegral, RefusesWhatItCannotHold) {
     EXPECT_FALSE(why.empty());
     EXPECT_FALSE(GpuIntegral::supports({kMaxIntegralWidth + 1, 1}, &why));
     EXPECT_FALSE(why.empty());
+}
+
+// launch_template_prefix on stacks of 1 to 30757 rows (the scan's tiles are 4096 rows: one
+// row, a tile less one, one, one more, and 768 templates of 40 rows, the tracker's 256
+// targets x 3 scales, plus a partial tile) of random bytes, 37 wide (a partial last word):
+// every prefix entry is the exact sum of the rows above it, and every packed word its bytes.
+TEST(CudaIntegral, TemplatePrefixIsTheExactRowPrefix) {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine: the template prefix not tested";
+    const int width = 37, words_per_row = (width + 3) / 4;
+    for (const int rows : {1, 4095, 4096, 4097, 30757}) {
+        const std::vector<std::uint8_t> templ =
+            test::random_image(width, rows, static_cast<std::uint32_t>(rows)).pixels;
+        DeviceBuffer<std::uint8_t> dev_templ;
+        DeviceBuffer<TemplatePrefix> prefix;
+        DeviceBuffer<std::uint32_t> words;
+        ASSERT_EQ(cudaMemcpy(dev_templ.ensure(templ.size()), templ.data(), templ.size(), cudaMemcpyHostToDevice),
+                  cudaSuccess);
+        prefix.ensure(rows + 1);
+        words.ensure(static_cast<std::size_t>(rows) * words_per_row);
+        launch_template_prefix(dev_templ.get(), width, rows, prefix.get(), words.get(), nullptr);
+        std::vector<TemplatePrefix> got(rows + 1);
+        std::vector<std::uint32_t> got_words(static_cast<std::size_t>(rows) * words_per_row);
+        ASSERT_EQ(cudaMemcpy(got.data(), prefix.get(), got.size() * sizeof(TemplatePrefix), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(got_words.data(), words.get(), got_words.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        std::uint64_t sum = 0, sum_sq = 0;
+        int wrong = 0, wrong_words = 0;
+        for (int r = 0; r <= rows; ++r) {
+            wrong += got[r].sum != sum || got[r].sum_sq != sum_sq;
+            if (r == rows) break;
+            for (int i = 0; i < words_per_row; ++i) {
+                std::uint32_t w = 0;
+                for (int b = 0; b < 4 && 4 * i + b < width; ++b)
+                    w |= static_cast<std::uint32_t>(templ[static_cast<std::size_t>(r) * width + 4 * i + b]) << (8 * b);
+                wrong_words += got_words[static_cast<std::size_t>(r) * words_per_row + i] != w;
+            }
+            for (int x = 0; x < width; ++x) {
+                const std::uint64_t v = templ[static_cast<std::size_t>(r) * width + x];
+                sum += v;
+                sum_sq += v * v;
+            }
+        }
+        EXPECT_EQ(wrong, 0) << rows << " rows";
+        EXPECT_EQ(wrong_words, 0) << rows << " rows";
+    }
 }
 
 }  // namespace
