@@ -75,13 +75,12 @@ __global__ void build_levels_kernel(LevelChain chain, LevelBuilds builds) {
 }
 
 // A thread samples one column of a patch over up to kSampleRowsPerThread rows: the item, the
-// level and the column's source positions and weights once, then row after row (one pixel
-// per thread took a 256-target frame's search patches 108 us on the H200, most of it each
-// block's fetch of its item and setup, bench/results/h200_2026-12-04/run4).
+// level and the column's source positions once, then row after row. A 256-target frame's
+// search patches took 108 us on the H200 one pixel a thread, 56 us so; weighing a column's
+// area taps once as well made it 64 (bench/results/h200_2026-12-04/run4-6).
 constexpr int kSampleBlockRows = 8;  // blockDim.y
 constexpr int kSampleRowsPerThread = 8;
 constexpr int kSampleRowsPerBlock = kSampleBlockRows * kSampleRowsPerThread;
-constexpr int kSampleTaps = 4;  // area taps per output column below scale 2: ceil(s) + 2
 
 __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> batch, std::uint8_t* out) {
     const SampleItem it = batch[blockIdx.z];  // a copy: the byte stores below may alias it
@@ -122,20 +121,11 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
         return;
     }
     // Area averaging: the host filters rows horizontally, then columns; the same sums in the
-    // same order here. The column's taps (at most kSampleTaps below scale 2, where a pyramid
-    // level takes over) are weighed once: their divisions were most of the kernel's time.
+    // same order here, one output pixel per thread and row.
     const int span = static_cast<int>(ceil(s)) + 2;
     const double ax = it.ox + u * s, bx = ax + s;
     const int cx0 = static_cast<int>(floor(ax));
     const int cx1 = min(static_cast<int>(ceil(bx)), cx0 + span);
-    float wx[kSampleTaps];
-    int ix[kSampleTaps];
-    const bool kept = cx1 - cx0 <= kSampleTaps;
-#pragma unroll
-    for (int k = 0; k < kSampleTaps; ++k) {
-        wx[k] = kept && cx0 + k < cx1 ? area_weight(ax, bx, s, cx0 + k) : 0.0f;
-        ix[k] = clampi(cx0 + k, 0, src_w - 1);
-    }
     for (int v = v_first; v < v_end; v += kSampleBlockRows) {
         const double ay = it.oy + v * s, by = ay + s;
         const int ry0 = static_cast<int>(floor(ay));
@@ -144,13 +134,7 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
         for (int j = ry0; j < ry1; ++j) {
             const std::uint8_t* row = src + static_cast<std::size_t>(clampi(j, 0, src_h - 1)) * src_pitch;
             float h = 0;
-            if (kept) {
-#pragma unroll
-                for (int k = 0; k < kSampleTaps; ++k)
-                    if (cx0 + k < cx1) h += wx[k] * row[ix[k]];
-            } else {
-                for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
-            }
+            for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
             acc += area_weight(ay, by, s, j) * h;
         }
         dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);

@@ -180,7 +180,7 @@ static __global__ void __launch_bounds__(kPrefixThreads)
     prefix[r + 1] = {s, q};
 }
 
-constexpr int kPrefixScanThreads = 256;
+constexpr int kPrefixScanThreads = 1024;
 
 struct PrefixSum {
     __device__ TemplatePrefix operator()(const TemplatePrefix& a, const TemplatePrefix& b) const {
@@ -189,12 +189,12 @@ struct PrefixSum {
 };
 
 // The row sums prefix[1..rows] become prefixes in tiles of kPrefixScanThreads x
-// kPrefixScanItems rows: thread t loads its 32 adjacent rows of the tile together, scans them,
-// the block scans the threads' totals, and the tile's total carries into the next. (Each
-// thread walking its own contiguous run, 30 rows apart from its neighbours', took 37 us for
-// 768 templates of 40 rows on the H200, one uncoalesced load after another; tiles of 4 rows a
-// thread 24 us, bench/results/h200_2026-12-04/run4, run5.)
-constexpr int kPrefixScanItems = 32;
+// kPrefixScanItems rows: thread t loads rows 4t..4t+3 of the tile together, scans them, the
+// block scans the threads' totals, and the tile's total carries into the next. (Each thread
+// walking its own contiguous run, 30 rows apart from its neighbours', took 37 us for 768
+// templates of 40 rows on the H200: one uncoalesced load after another, against 24 us so;
+// 32 rows a thread in 256 threads took 28, bench/results/h200_2026-12-04/run4-6.)
+constexpr int kPrefixScanItems = 4;
 constexpr int kPrefixScanTile = kPrefixScanThreads * kPrefixScanItems;
 static __global__ void __launch_bounds__(kPrefixScanThreads) template_scan_kernel(int rows, TemplatePrefix* prefix) {
     using Scan = cub::BlockScan<TemplatePrefix, kPrefixScanThreads>;

@@ -119,14 +119,15 @@ TEST(CudaIntegral, RefusesWhatItCannotHold) {
     EXPECT_FALSE(why.empty());
 }
 
-// launch_template_prefix on stacks of 1 to 30757 rows (the scan's tiles are 8192 rows: one
-// row, a tile less one, one, one more, and 768 templates of 40 rows, the tracker's 256
-// targets x 3 scales, plus a partial tile) of random bytes, 37 wide (a partial last word):
-// every prefix entry is the exact sum of the rows above it, and every packed word its bytes.
+// launch_template_prefix on stacks of 1 to 30757 rows (the scan's tiles are 4096 rows: one
+// row, a tile less one, one, one more, two and one, and 768 templates of 40 rows, the
+// tracker's 256 targets x 3 scales, plus a partial tile) of random bytes, 37 wide (a partial
+// last word): every prefix entry is the exact sum of the rows above it, and every packed word
+// its bytes.
 TEST(CudaIntegral, TemplatePrefixIsTheExactRowPrefix) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine: the template prefix not tested";
     const int width = 37, words_per_row = (width + 3) / 4;
-    for (const int rows : {1, 8191, 8192, 8193, 30757}) {
+    for (const int rows : {1, 4095, 4096, 4097, 8193, 30757}) {
         const std::vector<std::uint8_t> templ =
             test::random_image(width, rows, static_cast<std::uint32_t>(rows)).pixels;
         DeviceBuffer<std::uint8_t> dev_templ;
