@@ -75,37 +75,27 @@ __global__ void build_levels_kernel(LevelChain chain, LevelBuilds builds) {
 }
 
 // A thread samples one column of a patch over up to kSampleRowsPerThread rows: the item, the
-// level and the column's source positions once, the block's rows' positions and weights once
-// into shared memory, then row after row. A 256-target frame's search patches took 108 us on
-// the H200 one pixel a thread, 56 us a column a thread (bench/results/h200_2026-12-04/run4-5),
-// where the sampler was instruction-bound (IPC 2.66) on the double-precision positions that
-// keep it bit-identical to the host (run7). Per-column area taps in registers made it slower
-// (64 us, run6: the registers cost every path occupancy).
+// level and the column's source positions once, then row after row. A 256-target frame's
+// search patches took 108 us on the H200 one pixel a thread, 56 us so; weighing a column's
+// area taps once as well made it 64 (bench/results/h200_2026-12-04/run4-6).
 constexpr int kSampleBlockRows = 8;  // blockDim.y
 constexpr int kSampleRowsPerThread = 8;
 constexpr int kSampleRowsPerBlock = kSampleBlockRows * kSampleRowsPerThread;
-constexpr int kSampleRowTaps = 4;  // area taps a row below scale 2 (ceil(s) + 2), kept in shared memory
 
-__global__ void __launch_bounds__(32 * kSampleBlockRows)
-    sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> batch, std::uint8_t* out) {
-    // The block's rows: bilinear, the two source rows (clamped) and the weight of the second;
-    // area, the first source row, the tap count and the taps' weights.
-    __shared__ int row_a[kSampleRowsPerBlock], row_b[kSampleRowsPerBlock];
-    __shared__ float row_w[kSampleRowsPerBlock][kSampleRowTaps];
+__global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> batch, std::uint8_t* out) {
     const SampleItem it = batch[blockIdx.z];  // a copy: the byte stores below may alias it
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    const int v_base = blockIdx.y * kSampleRowsPerBlock;
-    const int v_end = min(it.height, v_base + kSampleRowsPerBlock);
+    const int v_end = min(it.height, static_cast<int>(blockIdx.y + 1) * kSampleRowsPerBlock);
+    if (u >= it.width) return;
     const ImageView lv = levels.level[it.level];
     const std::uint8_t* __restrict__ src = lv.data;
     const std::size_t src_pitch = lv.pitch;
     const int src_w = lv.width, src_h = lv.height;
     std::uint8_t* dst = out + it.dst_offset + u;
     const double s = it.scale;
-    const int v_first = v_base + threadIdx.y;
+    const int v_first = blockIdx.y * kSampleRowsPerBlock + threadIdx.y;
     const bool integer_origin = it.ox == floor(it.ox) && it.oy == floor(it.oy);
     if (s == 1.0 && integer_origin) {
-        if (u >= it.width) return;
         const int x = clampi(static_cast<int>(it.ox) + u, 0, src_w - 1);
         for (int v = v_first; v < v_end; v += kSampleBlockRows) {
             const int y = clampi(static_cast<int>(it.oy) + v, 0, src_h - 1);
@@ -113,27 +103,17 @@ __global__ void __launch_bounds__(32 * kSampleBlockRows)
         }
         return;
     }
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int v_row = v_base + tid;  // the row this thread prepares, when tid < the block's rows
     if (s <= 1.25) {
-        if (v_row < v_end) {
-            const double sy = it.oy + (v_row + 0.5) * s - 0.5;
-            const int y0 = static_cast<int>(floor(sy));
-            row_w[tid][0] = static_cast<float>(sy - y0);
-            row_a[tid] = clampi(y0, 0, src_h - 1);
-            row_b[tid] = clampi(y0 + 1, 0, src_h - 1);
-        }
-        __syncthreads();  // uniform: the path depends on the item only
-        if (u >= it.width) return;
         const double sx = it.ox + (u + 0.5) * s - 0.5;
         const int x0 = static_cast<int>(floor(sx));
         const float fx = static_cast<float>(sx - x0);
         const int xa = clampi(x0, 0, src_w - 1), xb = clampi(x0 + 1, 0, src_w - 1);
         for (int v = v_first; v < v_end; v += kSampleBlockRows) {
-            const int k = v - v_base;
-            const float fy = row_w[k][0];
-            const std::uint8_t* r0 = src + static_cast<std::size_t>(row_a[k]) * src_pitch;
-            const std::uint8_t* r1 = src + static_cast<std::size_t>(row_b[k]) * src_pitch;
+            const double sy = it.oy + (v + 0.5) * s - 0.5;
+            const int y0 = static_cast<int>(floor(sy));
+            const float fy = static_cast<float>(sy - y0);
+            const std::uint8_t* r0 = src + static_cast<std::size_t>(clampi(y0, 0, src_h - 1)) * src_pitch;
+            const std::uint8_t* r1 = src + static_cast<std::size_t>(clampi(y0 + 1, 0, src_h - 1)) * src_pitch;
             const float top = r0[xa] + fx * (r0[xb] - r0[xa]);
             const float bottom = r1[xa] + fx * (r1[xb] - r1[xa]);
             dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(top + fy * (bottom - top));
@@ -141,34 +121,21 @@ __global__ void __launch_bounds__(32 * kSampleBlockRows)
         return;
     }
     // Area averaging: the host filters rows horizontally, then columns; the same sums in the
-    // same order here. A row's taps come from shared memory where they fit (below scale 2),
-    // else each pixel weighs them itself.
+    // same order here, one output pixel per thread and row.
     const int span = static_cast<int>(ceil(s)) + 2;
-    const bool shared_rows = span <= kSampleRowTaps;
-    if (shared_rows && v_row < v_end) {
-        const double ay = it.oy + v_row * s, by = ay + s;
-        const int ry0 = static_cast<int>(floor(ay));
-        const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
-        row_a[tid] = ry0;
-        row_b[tid] = ry1 - ry0;
-        for (int j = 0; j < kSampleRowTaps; ++j) row_w[tid][j] = j < ry1 - ry0 ? area_weight(ay, by, s, ry0 + j) : 0.0f;
-    }
-    __syncthreads();  // uniform, as above
-    if (u >= it.width) return;
     const double ax = it.ox + u * s, bx = ax + s;
     const int cx0 = static_cast<int>(floor(ax));
     const int cx1 = min(static_cast<int>(ceil(bx)), cx0 + span);
     for (int v = v_first; v < v_end; v += kSampleBlockRows) {
-        const int k = v - v_base;
         const double ay = it.oy + v * s, by = ay + s;
-        const int ry0 = shared_rows ? row_a[k] : static_cast<int>(floor(ay));
-        const int ry1 = shared_rows ? ry0 + row_b[k] : min(static_cast<int>(ceil(by)), ry0 + span);
+        const int ry0 = static_cast<int>(floor(ay));
+        const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
         float acc = 0;
         for (int j = ry0; j < ry1; ++j) {
             const std::uint8_t* row = src + static_cast<std::size_t>(clampi(j, 0, src_h - 1)) * src_pitch;
             float h = 0;
             for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
-            acc += (shared_rows ? row_w[k][j - ry0] : area_weight(ay, by, s, j)) * h;
+            acc += area_weight(ay, by, s, j) * h;
         }
         dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);
     }
