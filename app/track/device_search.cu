@@ -77,25 +77,30 @@ __global__ void build_levels_kernel(LevelChain chain, LevelBuilds builds) {
 // A thread samples one column of a patch over up to kSampleRowsPerThread rows: the item, the
 // level and the column's source positions once, then row after row. A 256-target frame's
 // search patches took 108 us on the H200 one pixel a thread, 56 us so; weighing a column's
-// area taps once as well made it 64 (bench/results/h200_2026-12-04/run4-6).
+// area taps once in registers made it 64, the rows' positions once a block in shared memory
+// left it at 55.5 (bench/results/h200_2026-12-04/run4-8).
 constexpr int kSampleBlockRows = 8;  // blockDim.y
 constexpr int kSampleRowsPerThread = 8;
 constexpr int kSampleRowsPerBlock = kSampleBlockRows * kSampleRowsPerThread;
+// Source rows a block's output rows read below scale 2: 63 * s + 1 spans, + ceil(s) + 2 taps.
+constexpr int kSampleAreaRows = 2 * kSampleRowsPerBlock + 8;
 
 __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> batch, std::uint8_t* out) {
     const SampleItem it = batch[blockIdx.z];  // a copy: the byte stores below may alias it
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    const int v_end = min(it.height, static_cast<int>(blockIdx.y + 1) * kSampleRowsPerBlock);
-    if (u >= it.width) return;
+    const int v_base = blockIdx.y * kSampleRowsPerBlock;
+    const int v_end = min(it.height, v_base + kSampleRowsPerBlock);
     const ImageView lv = levels.level[it.level];
     const std::uint8_t* __restrict__ src = lv.data;
     const std::size_t src_pitch = lv.pitch;
     const int src_w = lv.width, src_h = lv.height;
     std::uint8_t* dst = out + it.dst_offset + u;
     const double s = it.scale;
-    const int v_first = blockIdx.y * kSampleRowsPerBlock + threadIdx.y;
+    const int v_first = v_base + threadIdx.y;
     const bool integer_origin = it.ox == floor(it.ox) && it.oy == floor(it.oy);
+    const bool inside = u < it.width;  // columns past the patch only help to filter rows
     if (s == 1.0 && integer_origin) {
+        if (!inside) return;
         const int x = clampi(static_cast<int>(it.ox) + u, 0, src_w - 1);
         for (int v = v_first; v < v_end; v += kSampleBlockRows) {
             const int y = clampi(static_cast<int>(it.oy) + v, 0, src_h - 1);
@@ -104,6 +109,7 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
         return;
     }
     if (s <= 1.25) {
+        if (!inside) return;
         const double sx = it.ox + (u + 0.5) * s - 0.5;
         const int x0 = static_cast<int>(floor(sx));
         const float fx = static_cast<float>(sx - x0);
@@ -121,22 +127,46 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
         return;
     }
     // Area averaging: the host filters rows horizontally, then columns; the same sums in the
-    // same order here, one output pixel per thread and row.
+    // same order here. Below scale 2 the block filters each source row its 64 rows read once
+    // into shared memory, then each pixel sums its column's share of them (at about 185
+    // instructions a warp's pixel the taps were the kernel's cost, run7); above, each pixel
+    // filters its own rows.
     const int span = static_cast<int>(ceil(s)) + 2;
     const double ax = it.ox + u * s, bx = ax + s;
     const int cx0 = static_cast<int>(floor(ax));
     const int cx1 = min(static_cast<int>(ceil(bx)), cx0 + span);
+    auto filter_row = [&](int j) {  // the horizontal sum of source row j for column u
+        const std::uint8_t* row = src + static_cast<std::size_t>(clampi(j, 0, src_h - 1)) * src_pitch;
+        float h = 0;
+        for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
+        return h;
+    };
+    if (s < 2.0) {  // uniform over the block: the item decides
+        __shared__ float rows_s[kSampleAreaRows][32];
+        const int first = static_cast<int>(floor(it.oy + v_base * s));
+        const double ay_last = it.oy + (v_end - 1) * s;
+        const int last = min(static_cast<int>(ceil(ay_last + s)), static_cast<int>(floor(ay_last)) + span);
+        for (int j = first + static_cast<int>(threadIdx.y); j < last; j += kSampleBlockRows)
+            rows_s[j - first][threadIdx.x] = filter_row(j);
+        __syncthreads();
+        if (!inside) return;
+        for (int v = v_first; v < v_end; v += kSampleBlockRows) {
+            const double ay = it.oy + v * s, by = ay + s;
+            const int ry0 = static_cast<int>(floor(ay));
+            const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
+            float acc = 0;
+            for (int j = ry0; j < ry1; ++j) acc += area_weight(ay, by, s, j) * rows_s[j - first][threadIdx.x];
+            dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);
+        }
+        return;
+    }
+    if (!inside) return;
     for (int v = v_first; v < v_end; v += kSampleBlockRows) {
         const double ay = it.oy + v * s, by = ay + s;
         const int ry0 = static_cast<int>(floor(ay));
         const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
         float acc = 0;
-        for (int j = ry0; j < ry1; ++j) {
-            const std::uint8_t* row = src + static_cast<std::size_t>(clampi(j, 0, src_h - 1)) * src_pitch;
-            float h = 0;
-            for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
-            acc += area_weight(ay, by, s, j) * h;
-        }
+        for (int j = ry0; j < ry1; ++j) acc += area_weight(ay, by, s, j) * filter_row(j);
         dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);
     }
 }

@@ -182,7 +182,7 @@ public:
         const int twords = (templ.width + 3) / 4;
         words_.ensure(static_cast<std::size_t>(twords) * templ.height);
         prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
-        launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), words_.get(),
+        launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), words_.get(), prefix_scan_,
                                as_cuda(stream));
         fallback_.template_changed();
     }
@@ -224,6 +224,7 @@ private:
     TemplateUpload upload_;
     DeviceBuffer<std::uint32_t> words_;
     DeviceBuffer<TemplatePrefix> prefix_;
+    DeviceBuffer<std::uint8_t> prefix_scan_;  // launch_template_prefix's workspace (large stacks)
     direct::NccRunCheck check_;
     direct::SmemLimit smem_;
     direct::TexFallback fallback_;

@@ -205,7 +205,7 @@ public:
         if (prefix_generation_ != templ_generation_) {
             const int rows = templ_.height();
             launch_template_prefix(templ_.device(), templ_.width(), rows,
-                                   prefix_.ensure(static_cast<std::size_t>(rows) + 1), nullptr, s);
+                                   prefix_.ensure(static_cast<std::size_t>(rows) + 1), nullptr, prefix_scan_, s);
             prefix_generation_ = templ_generation_;
         }
         launch_ncc_finish_rounded_batch(real, static_cast<std::size_t>(pad.width), reals, scale, integral_.tables(),
@@ -252,6 +252,7 @@ private:
     DeviceBuffer<cufftDoubleComplex> spectrum_;        // one spectrum per template
     DeviceBuffer<cufftDoubleComplex> frame_spectrum_;  // the shared roi's spectrum (batch, step 0)
     DeviceBuffer<TemplatePrefix> prefix_;              // the stack's statistics (batches)
+    DeviceBuffer<std::uint8_t> prefix_scan_;           // its scan's workspace (large stacks)
     std::uint64_t prefix_generation_ = 0;
     DeviceBuffer<std::uint8_t> work_;  // shared by every plan: they all run on one stream in turn
     int sm_count_ = 0;

@@ -137,7 +137,8 @@ public:
     void set_template(ImageView templ, Stream stream) override {
         kblocks_ = set_mma_template(templ, stream, upload_, bfrag_);
         prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
-        launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), nullptr, as_cuda(stream));
+        launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), nullptr, prefix_scan_,
+                               as_cuda(stream));
     }
     bool capturable(const NccProblem& p, Stream) override { return ran_.same(p); }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream stream) override {
@@ -169,7 +170,8 @@ private:
     int kblocks_ = 0;
     TemplateUpload upload_;
     DeviceBuffer<uint2> bfrag_;
-    DeviceBuffer<TemplatePrefix> prefix_;  // the stack's (rows + 1)-entry prefix table
+    DeviceBuffer<TemplatePrefix> prefix_;     // the stack's (rows + 1)-entry prefix table
+    DeviceBuffer<std::uint8_t> prefix_scan_;  // its scan's workspace (large stacks)
     RanProblem ran_;
 };
 

@@ -3,6 +3,7 @@
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_store.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <stdexcept>
@@ -183,7 +184,7 @@ static __global__ void __launch_bounds__(kPrefixThreads)
 constexpr int kPrefixScanThreads = 1024;
 
 struct PrefixSum {
-    __device__ TemplatePrefix operator()(const TemplatePrefix& a, const TemplatePrefix& b) const {
+    __host__ __device__ TemplatePrefix operator()(const TemplatePrefix& a, const TemplatePrefix& b) const {
         return {a.sum + b.sum, a.sum_sq + b.sum_sq};
     }
 };
@@ -300,12 +301,21 @@ void GpuIntegral::build(ImageView roi, cudaStream_t stream) {
 }
 
 void launch_template_prefix(const std::uint8_t* templ, int width, int rows, TemplatePrefix* prefix,
-                            std::uint32_t* words, cudaStream_t stream) {
+                            std::uint32_t* words, DeviceBuffer<std::uint8_t>& workspace, cudaStream_t stream) {
     template_rows_kernel<<<(rows + kPrefixThreads - 1) / kPrefixThreads, kPrefixThreads, 0, stream>>>(
         templ, width, rows, prefix, words);
     CORRTRACK_CUDA_LAUNCHED();
-    template_scan_kernel<<<1, kPrefixScanThreads, 0, stream>>>(rows, prefix);
-    CORRTRACK_CUDA_LAUNCHED();
+    if (rows <= kPrefixScanTile) {  // one tile: one block, one launch
+        template_scan_kernel<<<1, kPrefixScanThreads, 0, stream>>>(rows, prefix);
+        CORRTRACK_CUDA_LAUNCHED();
+        return;
+    }
+    // Many targets' stacks: CUB's device scan over the whole GPU, in place (one block took 24
+    // us for 768 templates of 40 rows on the H200, bench/results/h200_2026-12-04/run5).
+    std::size_t bytes = 0;
+    CORRTRACK_CUDA(cub::DeviceScan::InclusiveScan(nullptr, bytes, prefix + 1, prefix + 1, PrefixSum{}, rows, stream));
+    CORRTRACK_CUDA(cub::DeviceScan::InclusiveScan(workspace.ensure(std::max<std::size_t>(bytes, 1)), bytes, prefix + 1,
+                                                  prefix + 1, PrefixSum{}, rows, stream));
 }
 
 void launch_ncc_finish(const std::uint32_t* sit, std::size_t sit_pitch, const IntegralTables& tables, Size templ,

@@ -99,9 +99,11 @@ private:
 // Builds the (rows + 1)-entry prefix table of a packed (pitch == width) device template stack
 // of `rows` rows, and, when `words` is not null, packs it for the DP4A kernels on the way:
 // word (r, i) holds bytes 4i .. 4i + 3 of row r, byte b in bits 8b .. 8b + 7, zero past the
-// width ((width + 3) / 4 words a row). Two kernel launches on the stream; never synchronizes.
+// width ((width + 3) / 4 words a row). Two kernel launches on the stream (a stack of more
+// than 4096 rows: three, CUB's device scan, its workspace grown in `workspace` when needed);
+// never synchronizes.
 void launch_template_prefix(const std::uint8_t* templ, int width, int rows, TemplatePrefix* prefix,
-                            std::uint32_t* words, cudaStream_t stream);
+                            std::uint32_t* words, DeviceBuffer<std::uint8_t>& workspace, cudaStream_t stream);
 
 // out(x, y) = NCC from sit[y * sit_pitch + x] (exact uint32 numerators), for out_size positions.
 void launch_ncc_finish(const std::uint32_t* sit, std::size_t sit_pitch, const IntegralTables& tables, Size templ,

@@ -119,11 +119,11 @@ TEST(CudaIntegral, RefusesWhatItCannotHold) {
     EXPECT_FALSE(why.empty());
 }
 
-// launch_template_prefix on stacks of 1 to 30757 rows (the scan's tiles are 4096 rows: one
-// row, a tile less one, one, one more, two and one, and 768 templates of 40 rows, the
-// tracker's 256 targets x 3 scales, plus a partial tile) of random bytes, 37 wide (a partial
-// last word): every prefix entry is the exact sum of the rows above it, and every packed word
-// its bytes.
+// launch_template_prefix on stacks of 1 to 30757 rows (up to 4096 rows one block scans them,
+// past that CUB's device scan: one row, a tile less one, one, one more, two and one, and 768
+// templates of 40 rows, the tracker's 256 targets x 3 scales, plus some) of random bytes, 37
+// wide (a partial last word): every prefix entry is the exact sum of the rows above it, and
+// every packed word its bytes.
 TEST(CudaIntegral, TemplatePrefixIsTheExactRowPrefix) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine: the template prefix not tested";
     const int width = 37, words_per_row = (width + 3) / 4;
@@ -133,11 +133,12 @@ TEST(CudaIntegral, TemplatePrefixIsTheExactRowPrefix) {
         DeviceBuffer<std::uint8_t> dev_templ;
         DeviceBuffer<TemplatePrefix> prefix;
         DeviceBuffer<std::uint32_t> words;
+        DeviceBuffer<std::uint8_t> workspace;
         ASSERT_EQ(cudaMemcpy(dev_templ.ensure(templ.size()), templ.data(), templ.size(), cudaMemcpyHostToDevice),
                   cudaSuccess);
         prefix.ensure(rows + 1);
         words.ensure(static_cast<std::size_t>(rows) * words_per_row);
-        launch_template_prefix(dev_templ.get(), width, rows, prefix.get(), words.get(), nullptr);
+        launch_template_prefix(dev_templ.get(), width, rows, prefix.get(), words.get(), workspace, nullptr);
         std::vector<TemplatePrefix> got(rows + 1);
         std::vector<std::uint32_t> got_words(static_cast<std::size_t>(rows) * words_per_row);
         ASSERT_EQ(cudaMemcpy(got.data(), prefix.get(), got.size() * sizeof(TemplatePrefix), cudaMemcpyDeviceToHost),
