@@ -141,6 +141,14 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
         for (int i = cx0; i < cx1; ++i) h += area_weight(ax, bx, s, i) * row[clampi(i, 0, src_w - 1)];
         return h;
     };
+    auto column_sum = [&](int v, auto&& filtered) {  // output row v from its source rows' sums
+        const double ay = it.oy + v * s, by = ay + s;
+        const int ry0 = static_cast<int>(floor(ay));
+        const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
+        float acc = 0;
+        for (int j = ry0; j < ry1; ++j) acc += area_weight(ay, by, s, j) * filtered(j);
+        dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);
+    };
     if (s < 2.0) {  // uniform over the block: the item decides
         __shared__ float rows_s[kSampleAreaRows][32];
         const int first = static_cast<int>(floor(it.oy + v_base * s));
@@ -150,25 +158,12 @@ __global__ void sample_patches_kernel(DeviceLevels levels, Batch<SampleItem> bat
             rows_s[j - first][threadIdx.x] = filter_row(j);
         __syncthreads();
         if (!inside) return;
-        for (int v = v_first; v < v_end; v += kSampleBlockRows) {
-            const double ay = it.oy + v * s, by = ay + s;
-            const int ry0 = static_cast<int>(floor(ay));
-            const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
-            float acc = 0;
-            for (int j = ry0; j < ry1; ++j) acc += area_weight(ay, by, s, j) * rows_s[j - first][threadIdx.x];
-            dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);
-        }
+        for (int v = v_first; v < v_end; v += kSampleBlockRows)
+            column_sum(v, [&](int j) { return rows_s[j - first][threadIdx.x]; });
         return;
     }
     if (!inside) return;
-    for (int v = v_first; v < v_end; v += kSampleBlockRows) {
-        const double ay = it.oy + v * s, by = ay + s;
-        const int ry0 = static_cast<int>(floor(ay));
-        const int ry1 = min(static_cast<int>(ceil(by)), ry0 + span);
-        float acc = 0;
-        for (int j = ry0; j < ry1; ++j) acc += area_weight(ay, by, s, j) * filter_row(j);
-        dst[static_cast<std::size_t>(v) * it.dst_pitch] = round_to_u8(acc);
-    }
+    for (int v = v_first; v < v_end; v += kSampleBlockRows) column_sum(v, filter_row);
 }
 
 constexpr int kPeakThreads = 256;
