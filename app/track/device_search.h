@@ -1,7 +1,7 @@
 // The tracker's device-side steps: the frame's pyramid, sampling search patches out of it
 // into one atlas (the same arithmetic as pyramid.cpp and resample.cpp, bit for bit), and the
-// motion-penalised peak of every map in two launches, so a whole frame's search costs one
-// round trip.
+// motion-penalised peak of every map in one or two launches, so a whole frame's search costs
+// one round trip.
 // Thread rules: launchers queue work on the caller's stream and never synchronize; the
 // caller owns every buffer and keeps it alive until the stream has passed the work.
 #pragma once

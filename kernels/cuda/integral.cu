@@ -191,7 +191,8 @@ struct PrefixSum {
 
 // The row sums prefix[1..rows] become prefixes in tiles of kPrefixScanThreads x
 // kPrefixScanItems rows: thread t loads rows 4t..4t+3 of the tile together, scans them, the
-// block scans the threads' totals, and the tile's total carries into the next. (Each thread
+// block scans the threads' totals, and the tile's total carries into the next (the launcher
+// sends it one tile at most: longer stacks go to CUB's device scan). (Each thread
 // walking its own contiguous run, 30 rows apart from its neighbours', took 37 us for 768
 // templates of 40 rows on the H200: one uncoalesced load after another, against 24 us so;
 // 32 rows a thread in 256 threads took 28, bench/results/h200_2026-12-04/run4-6.)
