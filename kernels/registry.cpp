@@ -51,6 +51,10 @@ const std::vector<KernelEntry>& kernel_registry() {
                      "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + window sums from its shared "
                      "tile, one launch",
                      cuda_mma_available, make_cuda_mma_fused});
+        e.push_back({"cuda_wgmma", Device::kCuda,
+                     "Hopper int8 wgmma (sm_90a): cuda_mma_fused's block, numerator by warpgroup MMA from a "
+                     "bulk-copied shared B",
+                     cuda_wgmma_available, make_cuda_wgmma});
         e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images",
                      cuda_kernels_available, make_cuda_fft});
         e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest",
@@ -91,6 +95,10 @@ const std::vector<KernelEntry>& kernel_variants() {
          [] { return make_cuda_mma_variant("a32_split"); }},
         {"cuda_mma_fused_w4", Device::kCuda, "cuda_mma_fused, 4 warps (16 output rows) per block", cuda_mma_available,
          make_cuda_mma_fused_w4},
+        {"cuda_wgmma_r8", Device::kCuda, "cuda_wgmma, one warpgroup of 8-row warps per block", cuda_wgmma_available,
+         make_cuda_wgmma_r8},
+        {"cuda_wgmma_d2", Device::kCuda, "cuda_wgmma, two wgmma groups in flight", cuda_wgmma_available,
+         make_cuda_wgmma_d2},
     };
     return entries;
 }
