@@ -95,8 +95,10 @@ const std::vector<KernelEntry>& kernel_variants() {
          [] { return make_cuda_mma_variant("a32_split"); }},
         {"cuda_mma_fused_w4", Device::kCuda, "cuda_mma_fused, 4 warps (16 output rows) per block", cuda_mma_available,
          make_cuda_mma_fused_w4},
-        {"cuda_wgmma_r8", Device::kCuda, "cuda_wgmma, one warpgroup of 8-row warps per block", cuda_wgmma_available,
-         make_cuda_wgmma_r8},
+        {"cuda_wgmma_w4", Device::kCuda, "cuda_wgmma, one warpgroup (16 output rows) per block", cuda_wgmma_available,
+         make_cuda_wgmma_w4},
+        {"cuda_wgmma_c8", Device::kCuda, "cuda_wgmma, B in 8-row chunks through 4 buffers", cuda_wgmma_available,
+         make_cuda_wgmma_c8},
         {"cuda_wgmma_d2", Device::kCuda, "cuda_wgmma, two wgmma groups in flight", cuda_wgmma_available,
          make_cuda_wgmma_d2},
     };

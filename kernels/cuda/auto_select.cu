@@ -32,8 +32,8 @@ constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
 constexpr float kHopeless = 4.0f;       // a first run this many times the best so far is not repeated
 constexpr std::size_t kMaxShapes = 64;  // remembered winners
-// Problems under this many multiply-adds (a 1080p frame with a 32x32 template) go to
-// kSmallKernel untimed. A timing round (every kernel's first launch, FFT plans, workspaces)
+// Problems under this many multiply-adds (a 1080p frame with a 32x32 template) go untimed to
+// kSmallKernel, or to a tensor-core kernel where it was measured faster (below). A timing round (every kernel's first launch, FFT plans, workspaces)
 // costs about 0.35 s on the H200, a stall a tracker must not take when it loses its target;
 // under this size the best kernel saves under 0.1 ms a call over cuda_dp4a_ilp, so the round
 // would take thousands of calls to pay back. A tracker's windows (a 32 px template over about
@@ -51,6 +51,19 @@ constexpr const char* kSmallBatchKernel = "cuda_mma_fused_w4";
 // cores (6549 vs 4206 fps, runs 8 and 11). A single target is no batch (one row); below 16
 // targets it was not measured.
 constexpr int kSmallBatchTemplates = 16;
+// One template (a full frame, a re-detection, a single target's scale windows in their atlas
+// row) goes to the one-pass tensor-core kernel on sm_80+ unless it is a small template on a
+// small frame: from 32x32 and 48x24 up it beat cuda_dp4a_ilp on every size from 160x120 full
+// frames and search windows to 1080p (64x64: 29 vs 59 us a window, 69 vs 477 us a 1080p
+// frame); at 16x16 cuda_dp4a_ilp stays ahead on windows and up to 480x360 (12-13 vs 14-16 us),
+// they tie at 640x480 (bench/results/h200_2026-12-04b/run6). A tracker sets a new template
+// every frame, which this kernel repacks: its rate on one 40x40 target did not move (run9, in
+// one call: 8597 / 7952 fps pinned to cuda_mma_fused, 8707 / 9283 to cuda_dp4a_ilp, within the
+// runs' spread). Batches of 2 to 15 templates stay on cuda_dp4a_ilp (3 stacked 40x40 windows
+// ran in 20 vs 29 us on the tensor cores, run7, but a tracker stacks one template per target).
+constexpr const char* kSingleTensorKernel = "cuda_mma_fused";
+constexpr long long kSingleTensorArea = 16 * 16;  // templates larger than this ...
+constexpr double kSingleTensorWork = 67108864.0;  // ... or problems of 2^26 MACs and more
 
 // Winners are remembered per bucket of similar shapes, not per exact shape: a tracker whose
 // search windows change size with the target's scale would otherwise time every kernel again
@@ -319,9 +332,13 @@ private:
         const double work = static_cast<double>(o.width) * o.height * p.templ.width * p.templ.height * p.templates;
         if (work >= kSmallWork) return {};
         const bool batch = p.templates >= kSmallBatchTemplates;
-        const char* const order[] = {kSmallBatchKernel, kSmallKernel};  // a batch tries both
-        for (std::size_t i = batch ? 0 : 1; i < 2; ++i) {
-            const char* name = order[i];
+        const bool single_tensor =
+            p.templates == 1 && (p.templ.area() > kSingleTensorArea || work >= kSingleTensorWork);
+        std::vector<const char*> order;  // the first that runs here and supports it
+        if (batch) order.push_back(kSmallBatchKernel);
+        if (single_tensor) order.push_back(kSingleTensorKernel);
+        order.push_back(kSmallKernel);
+        for (const char* name : order) {
             const KernelEntry* e = find_kernel(name);
             if (!e || !e->available() || !instance(name).corr->supports(p, nullptr)) continue;
             last_timings_ = std::string("untimed: ") + name + (batch ? " (a small batch)" : " (a small problem)");

@@ -1,9 +1,9 @@
 // cuda_wgmma: cuda_mma_fused's block (tile, in-kernel window sums, NCC epilogue) with the
-// numerator on Hopper's asynchronous warpgroup MMA (wgmma.mma_async m64n8k32 u8, sm_90a):
-// A fragments from the staged frame tile in registers (the very fragments of mma.sync m16n8k32,
-// one warp's 16 rows each), the Toeplitz B of one K-block in shared memory, brought there by
+// numerator on Hopper's asynchronous warpgroup MMA (wgmma.mma_async m64n32k32 u8, sm_90a): A
+// fragments from the staged frame tile in registers (4 output rows x 4 chunks of 32 outputs per
+// warp, wgmma_block.cuh), the Toeplitz B in shared memory in chunks of template rows, brought by
 // the bulk-copy engine (cp.async.bulk, the TMA's 1-D form) into two buffers on mbarriers while
-// the other K-block's wgmmas run. Design, limits and measurements: kernels/cuda/NOTES_wgmma.md.
+// the other chunk's wgmmas run. Design, limits and measurements: kernels/cuda/NOTES_wgmma.md.
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,41 +23,49 @@ namespace {
 
 using namespace mma;  // NOLINT: the shared block pieces
 
-// R output rows per warp, W warps (W / 4 warpgroups); block = 128 outputs x R * W rows, like
-// cuda_mma_fused, so the sum table and the epilogue are the same code.
-// D wgmma groups in flight per warpgroup while the next A fragment loads.
-template <int R_, int W_, int D_>
+// W warps (W / 4 warpgroups) of 4 output rows each; block = 128 outputs x 4 W rows, so the sum
+// table is cuda_mma_fused's (W = 8) or _w4's (W = 4). D wgmma groups in flight per warpgroup
+// while the next A fragment loads; B in chunks of C template rows through NB buffers.
+template <int W_, int D_, int C_ = 16, int NB_ = 2>
 struct WgmmaCfg {
     static_assert(W_ % 4 == 0, "whole warpgroups");
-    enum : int { R = R_, W = W_, D = D_, kThreads = kWarp * W_, kRows = R_ * W_, A32 = 1 };
+    enum : int { W = W_, D = D_, C = C_, NB = NB_, kThreads = kWarp * W_, kRows = kWgRowsPerWarp * W_ };
 };
-using CfgWg = WgmmaCfg<4, 8, 1>;    // cuda_wgmma: two warpgroups of 4-row warps
-using CfgWgR8 = WgmmaCfg<8, 4, 1>;  // cuda_wgmma_r8: one warpgroup of 8-row warps
-using CfgWgD2 = WgmmaCfg<4, 8, 2>;  // cuda_wgmma_d2: cuda_wgmma with two groups in flight
+using CfgWg = WgmmaCfg<8, 1>;          // cuda_wgmma: two warpgroups, one group in flight
+using CfgWgD2 = WgmmaCfg<8, 2>;        // cuda_wgmma_d2: two groups in flight
+using CfgWgW4 = WgmmaCfg<4, 1>;        // cuda_wgmma_w4: one warpgroup, 16-row blocks
+using CfgWgC8 = WgmmaCfg<8, 1, 8, 4>;  // cuda_wgmma_c8: 8-row B chunks, 4 buffers (3 copies ahead)
 
+// The table starts 16-aligned after the tile (its pitch is 4 mod 8).
+inline std::size_t wg_tile_bytes(int tw, int th, int rows) {
+    return static_cast<std::size_t>(div_up(wg_tile_pitch(wg_k_blocks(tw)) * (rows + th - 1), 16)) * 16;
+}
 template <class Cfg>
 std::size_t wgmma_smem_bytes(int tw, int th) {
-    return wgmma_b_buffer_bytes(tw, th) + tile_bytes(Cfg::R, tw, th, Cfg::W) + box_table_bytes(Cfg::kRows, tw);
+    return wg_b_buffer_bytes<Cfg::C, Cfg::NB>(th) + wg_tile_bytes(tw, th, Cfg::kRows) + box_table_bytes(Cfg::kRows, tw);
 }
 
 template <class Cfg>
 static __global__ void __launch_bounds__(Cfg::kThreads)
     corr_wgmma_kernel(MmaArgs batch, BoxLayout box, const TemplatePrefix* __restrict__ prefix, FusedOps ops,
-                      const std::uint8_t* __restrict__ bpack) {
+                      const std::uint8_t* __restrict__ bpack, int tile_bytes) {
 #if defined(CORRTRACK_HAVE_WGMMA)
     extern __shared__ __align__(128) std::uint8_t wg_smem[];
-    __shared__ __align__(8) std::uint64_t bars[2];
+    __shared__ __align__(8) std::uint64_t bars[Cfg::NB];
     const int tid = static_cast<int>(threadIdx.x), bz = static_cast<int>(blockIdx.z);
     const MmaArgs a = template_view(batch, bz);
     const int x0 = static_cast<int>(blockIdx.x) * kTileOutputs;
     const int y0 = static_cast<int>(blockIdx.y) * Cfg::kRows;
-    const WgmmaBStream bs{bpack, bz, a.th, a.kblock_rows, a.kblocks, wg_smem, bars};
-    std::uint8_t* tile = wg_smem + wgmma_b_buffer_bytes_dev(a.kblocks, a.th);
-    uint2* sums = reinterpret_cast<uint2*>(tile + a.tile_pitch * a.tile_rows);
+    const int crows = wg_chunk_rows<Cfg::C>(a.th);
+    const int chunks = (a.th + crows - 1) / crows, steps = a.kblocks * chunks;
+    const WgmmaBStream<Cfg::C, Cfg::NB> bs{bpack, bz, a.th, a.kblock_rows, chunks, wg_smem, bars};
+    std::uint8_t* tile = wg_smem + wg_b_buffer_bytes<Cfg::C, Cfg::NB>(a.th);
+    uint2* sums = reinterpret_cast<uint2*>(tile + tile_bytes);
 
     if (tid == 0) bs.init();
     __syncthreads();
-    if (tid == 0) bs.start();  // K-blocks 0 and 1 fly while the tile and its sums are built
+    if (tid == 0)  // the first NB B chunks fly while the tile and its sums are built
+        for (int q = 0; q < Cfg::NB && q < steps; ++q) bs.issue(q);
     TemplateSums tsums{0u, 0u};
     if (tid == 0) tsums = template_sums(ops, prefix, bz, a.th);
     stage_tile<Cfg::kThreads>(ops, a, tile, tid, x0, y0);
@@ -74,26 +82,30 @@ static __global__ void __launch_bounds__(Cfg::kThreads)
     // Every warp runs the loop (a wgmma needs its whole warpgroup); rows past the map compute
     // on the tile's zero rows and are not stored.
     const int warp = tid / kWarp, lane = tid % kWarp;
-    int acc[Cfg::R][4];
+    int acc[16];
 #pragma unroll
-    for (int i = 0; i < Cfg::R; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0;
-    for (int b = 0; b < a.kblocks; ++b) {
-        bs.wait(b);
-        wgmma_kblock<Cfg::R, Cfg::D>(a, tile, bs.buffer(b), b, warp, lane, acc);
-        if (b + 2 < a.kblocks) {
-            __syncthreads();  // both warpgroups are done with buffer b % 2
-            if (tid == 0) bs.issue(b + 2);
+    for (int r = 0; r < 16; ++r) acc[r] = 0;
+    for (int q = 0; q < steps; ++q) {
+        bs.wait(q);
+        wgmma_chunk<Cfg::D>(tile, a.tile_pitch, bs.buffer(q), q / chunks, (q % chunks) * crows, bs.rows(q), warp, lane,
+                            acc);
+        if (q + Cfg::NB < steps) {
+            __syncthreads();  // every warpgroup is done with buffer q % NB
+            if (tid == 0) bs.issue(q + Cfg::NB);
         }
     }
     const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
-    fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, map, acc);
+    wgmma_epilogue(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, map, acc);
 #endif
 }
 
 static __global__ void wgmma_pack_b_kernel(const std::uint8_t* __restrict__ templ, int tw, int rows, long long words,
                                            std::uint32_t* __restrict__ out) {
     const long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (idx < words) out[idx] = wgmma_b_word(templ, tw, rows, idx);
+    if (idx >= words) return;
+    std::uint32_t v = 0;
+    for (int q = 0; q < 4; ++q) v |= static_cast<std::uint32_t>(wgmma_b_byte(templ, tw, rows, 4 * idx + q)) << (8 * q);
+    out[idx] = v;
 }
 
 // 1 when this build's image for the current device has the wgmma bodies (sm_90a code), else 0:
@@ -107,7 +119,7 @@ static __global__ void wgmma_probe_kernel(int* out) {
 }
 
 long long wgmma_b_bytes(const NccProblem& p) {
-    return static_cast<long long>(k_blocks(p.templ.width)) * p.templ.height * p.templates * kWgmmaBRowBytes;
+    return static_cast<long long>(wg_k_blocks(p.templ.width)) * p.templ.height * p.templates * kWgBRowBytes;
 }
 
 template <class Cfg>
@@ -143,8 +155,8 @@ public:
     }
     void set_template(ImageView templ, Stream stream) override {
         upload_.set(templ, templ.height, stream);
-        kblocks_ = k_blocks(templ.width);
-        std::uint8_t* b = bpack_.ensure(static_cast<std::size_t>(kblocks_) * templ.height * kWgmmaBRowBytes);
+        kblocks_ = wg_k_blocks(templ.width);
+        std::uint8_t* b = bpack_.ensure(static_cast<std::size_t>(kblocks_) * templ.height * kWgBRowBytes);
         launch_wgmma_pack_b(upload_.device(), templ.width, templ.height, kblocks_, b, as_cuda(stream));
         prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
         launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), nullptr, prefix_scan_,
@@ -155,7 +167,8 @@ public:
         jpdc_check_run(*this, frame, p, out, upload_);
         const Size o = p.out_size();
         const int tw = p.templ.width, th = p.templ.height;
-        MmaArgs a = mma_args(frame, p, kblocks_, nullptr, Cfg::R, Cfg::W);
+        MmaArgs a = mma_args(frame, p, kblocks_, nullptr, kWgRowsPerWarp, Cfg::W);
+        a.tile_pitch = wg_tile_pitch(kblocks_);
         a.kblock_rows = upload_.height();  // th * p.templates (jpdc_check_run)
         const BoxLayout box = box_layout(tw, th, a.tile_pitch, Cfg::kThreads / Cfg::kRows);
         const FusedOps ops{{}, out.data, out.pitch};
@@ -167,8 +180,8 @@ public:
             smem_raised_ = true;
         }
         const dim3 grid(div_up(o.width, kTileOutputs), div_up(o.height, Cfg::kRows), p.templates);
-        corr_wgmma_kernel<Cfg><<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(a, box, prefix_.get(), ops,
-                                                                               bpack_.get());
+        corr_wgmma_kernel<Cfg><<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(
+            a, box, prefix_.get(), ops, bpack_.get(), static_cast<int>(wg_tile_bytes(tw, th, Cfg::kRows)));
         CORRTRACK_CUDA_LAUNCHED();
         ran_.note(p);
     }
@@ -190,7 +203,7 @@ private:
 
 void mma::launch_wgmma_pack_b(const std::uint8_t* templ, int tw, int th, int kblocks, std::uint8_t* out,
                               cudaStream_t stream) {
-    const long long words = static_cast<long long>(kblocks) * th * (kWgmmaBRowBytes / 4);
+    const long long words = static_cast<long long>(kblocks) * th * (kWgBRowBytes / 4);
     const int threads = 256;
     wgmma_pack_b_kernel<<<static_cast<unsigned>((words + threads - 1) / threads), threads, 0, stream>>>(
         templ, tw, th, words, reinterpret_cast<std::uint32_t*>(out));
@@ -221,18 +234,23 @@ bool cuda_wgmma_available() {
 std::unique_ptr<Correlator> make_cuda_wgmma() {
     return std::make_unique<CudaWgmma<CfgWg>>(
         KernelInfo{"cuda_wgmma", Device::kCuda,
-                   "Hopper int8 wgmma (m64n8k32 u8, A in registers, B by bulk copy into shared memory): "
+                   "Hopper int8 wgmma (m64n32k32 u8, A in registers, B by bulk copy into shared memory): "
                    "Toeplitz template GEMM, window sums from the block's tile, one launch"});
 }
 
 std::unique_ptr<Correlator> make_cuda_wgmma_d2() {
     return std::make_unique<CudaWgmma<CfgWgD2>>(
-        KernelInfo{"cuda_wgmma_d2", Device::kCuda, "cuda_wgmma with two wgmma groups in flight (a 6-slot A ring)"});
+        KernelInfo{"cuda_wgmma_d2", Device::kCuda, "cuda_wgmma with two wgmma groups in flight (3 A slots)"});
 }
 
-std::unique_ptr<Correlator> make_cuda_wgmma_r8() {
-    return std::make_unique<CudaWgmma<CfgWgR8>>(
-        KernelInfo{"cuda_wgmma_r8", Device::kCuda, "cuda_wgmma with one warpgroup of 8-row warps per block"});
+std::unique_ptr<Correlator> make_cuda_wgmma_c8() {
+    return std::make_unique<CudaWgmma<CfgWgC8>>(KernelInfo{
+        "cuda_wgmma_c8", Device::kCuda, "cuda_wgmma with B in 8-row chunks through 4 buffers (3 copies ahead)"});
+}
+
+std::unique_ptr<Correlator> make_cuda_wgmma_w4() {
+    return std::make_unique<CudaWgmma<CfgWgW4>>(
+        KernelInfo{"cuda_wgmma_w4", Device::kCuda, "cuda_wgmma with one warpgroup (16 output rows) per block"});
 }
 
 }  // namespace corrtrack

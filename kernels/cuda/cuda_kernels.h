@@ -55,9 +55,9 @@ std::unique_ptr<Correlator> make_cuda_mma_fused_w4();
 // cuda_mma_fused's block with the numerator on Hopper's wgmma (corr_wgmma.cu, NOTES_wgmma.md):
 // compute capability 9.0 and a build with sm_90a code (cuda_wgmma_available).
 std::unique_ptr<Correlator> make_cuda_wgmma();
-// cuda_wgmma with one warpgroup of 8-row warps per block, for the bench.
-std::unique_ptr<Correlator> make_cuda_wgmma_r8();
 std::unique_ptr<Correlator> make_cuda_wgmma_d2();  // two wgmma groups in flight
+std::unique_ptr<Correlator> make_cuda_wgmma_w4();  // one warpgroup per block
+std::unique_ptr<Correlator> make_cuda_wgmma_c8();  // B in 8-row chunks, 4 buffers
 bool cuda_wgmma_available();
 
 // "auto" (auto_select.cu): the first time it sees a bucket of similar problem shapes it times

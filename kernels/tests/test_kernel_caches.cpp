@@ -85,9 +85,10 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-// A small problem (a tracker's window) goes to cuda_dp4a_ilp with no timing round, a small
-// batch of 16 or more windows to cuda_mma_fused_w4 (sm_80+); a full
-// 1080p frame with a 64x64 template (7.7G multiply-adds) is timed once, and its winner is then reused. GPU only.
+// A small problem goes untimed to cuda_dp4a_ilp (a 16x16 template in a window), or with one
+// larger template to cuda_mma_fused (sm_80+), a small batch of 16 or more windows to
+// cuda_mma_fused_w4 (sm_80+); a full 1080p frame with a 64x64 template (7.7G multiply-adds)
+// is timed once, and its winner is then reused. GPU only.
 TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
     const test::OwnedImage templ = test::random_image(64, 64, 4);
@@ -106,10 +107,27 @@ TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
         return p;
     };
     const NccProblem small = run(Rect{500, 300, 160, 160});  // 97x97 positions x 4096: 39M
-    EXPECT_EQ(a->choice(small), "cuda_dp4a_ilp");
-    EXPECT_EQ(a->last_timings().rfind("untimed: cuda_dp4a_ilp", 0), 0u) << a->last_timings();
-    // A single target's three scales stay on cuda_dp4a_ilp; a small batch of 24 windows (8
-    // targets) goes to the batched tensor-core kernel on sm_80+; both untimed.
+    const std::string single = cuda_mma_available() ? "cuda_mma_fused" : "cuda_dp4a_ilp";
+    EXPECT_EQ(a->choice(small), single);
+    EXPECT_EQ(a->last_timings().rfind("untimed: " + single, 0), 0u) << a->last_timings();
+    {  // a 16x16 template over a window (0.6M) and over 640x480 (2^26 and more: 74M)
+        const test::OwnedImage t16 = test::random_image(16, 16, 6);
+        auto small16 = make_auto();
+        auto* c = dynamic_cast<AutoSelect*>(small16.get());
+        ASSERT_TRUE(c);
+        small16->set_template(t16.view(), nullptr);
+        for (const Rect roi : {Rect{500, 300, 64, 64}, Rect{0, 0, 640, 480}}) {
+            const NccProblem p{{1920, 1080}, {16, 16}, roi, 1};
+            const Size o = p.out_size();
+            small16->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                         nullptr);
+            const std::string want = roi.width == 640 ? single : "cuda_dp4a_ilp";
+            EXPECT_EQ(c->choice(p), want) << roi.width;
+            EXPECT_EQ(c->last_timings().rfind("untimed: " + want, 0), 0u) << c->last_timings();
+        }
+    }
+    // A stack of 3 templates stays on cuda_dp4a_ilp; a small batch of 24 windows (8 targets)
+    // goes to the batched tensor-core kernel on sm_80+; both untimed.
     for (const int count : {3, 24}) {
         const test::OwnedImage stack = test::random_image(64, 64 * count, 5);
         auto batched = make_auto();
