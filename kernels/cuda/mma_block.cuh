@@ -134,19 +134,35 @@ CORRTRACK_HD std::uint32_t frame_word(const Ops& ops, const std::uint8_t* row, i
 // Tile byte (r, c) = frame(roi_x + x0 + c, roi_y + y0 + r) inside the roi, 0 outside; every byte
 // of the tile is written, so every A load reads staged data. Columns past the roi only ever
 // meet zero Toeplitz entries of outputs that are written.
+// A thread's words go kStageBatch at a time: all their frame loads, then all their stores, so
+// that several loads are in flight instead of each store waiting on its own (ncu had the
+// stores' long-scoreboard waits at 11% of cuda_wgmma's warp samples).
+constexpr int kStageBatch = 4;
+
 template <int kThreads, class Ops>
 CORRTRACK_HD void stage_tile(const Ops& ops, const MmaArgs& a, std::uint8_t* tile, int tid, int x0, int y0) {
     const int words = a.tile_pitch / 4;
+    const int total = a.tile_rows * words;
     const int rows = a.roi_h - y0 < a.tile_rows ? a.roi_h - y0 : a.tile_rows;
     const int right = a.roi_x + a.roi_w;
-    for (int idx = tid; idx < a.tile_rows * words; idx += kThreads) {
-        const int r = idx / words;
-        const int c = 4 * (idx - r * words);
-        const int col = a.roi_x + x0 + c;
-        std::uint32_t v = 0;
-        if (r < rows && col < right)
-            v = frame_word(ops, a.frame + static_cast<std::size_t>(a.roi_y + y0 + r) * a.frame_pitch, col, right);
-        ops.smem_word(tile + r * a.tile_pitch + c, v);
+    for (int base = tid; base < total; base += kStageBatch * kThreads) {
+        std::uint32_t v[kStageBatch];
+#pragma unroll
+        for (int u = 0; u < kStageBatch; ++u) {
+            const int idx = base + u * kThreads;
+            const int r = idx / words;
+            const int col = a.roi_x + x0 + 4 * (idx - r * words);
+            v[u] = 0;
+            if (idx < total && r < rows && col < right)
+                v[u] = frame_word(ops, a.frame + static_cast<std::size_t>(a.roi_y + y0 + r) * a.frame_pitch, col, right);
+        }
+#pragma unroll
+        for (int u = 0; u < kStageBatch; ++u) {
+            const int idx = base + u * kThreads;
+            if (idx >= total) break;
+            const int r = idx / words;
+            ops.smem_word(tile + r * a.tile_pitch + 4 * (idx - r * words), v[u]);
+        }
     }
 }
 
