@@ -154,7 +154,8 @@ CORRTRACK_HD void stage_tile(const Ops& ops, const MmaArgs& a, std::uint8_t* til
             const int col = a.roi_x + x0 + 4 * (idx - r * words);
             v[u] = 0;
             if (idx < total && r < rows && col < right)
-                v[u] = frame_word(ops, a.frame + static_cast<std::size_t>(a.roi_y + y0 + r) * a.frame_pitch, col, right);
+                v[u] =
+                    frame_word(ops, a.frame + static_cast<std::size_t>(a.roi_y + y0 + r) * a.frame_pitch, col, right);
         }
 #pragma unroll
         for (int u = 0; u < kStageBatch; ++u) {
