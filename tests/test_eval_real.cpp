@@ -25,20 +25,20 @@ TEST(EvalReal, OtbMetricsOnSharedSequences) {
     std::printf("%s", r.out.c_str());
     const auto doc = nlohmann::json::parse(test::read_text(dir.file("eval.json")));
     const double auc = doc["mean"]["auc"], prec = doc["mean"]["prec20"];
-    // Measured on the CPU path (cpu_fast, default options) over all 17 sequences: mean AUC
-    // 0.666, P@20 0.911. The tracker is deterministic (exact integer sums), so the margin only
-    // absorbs platform noise.
-    EXPECT_GE(auc, 0.64) << "mean AUC regressed";
-    EXPECT_GE(prec, 0.88) << "mean P@20 regressed";
-    // The lost flag is not noise: over half of its flags are on wrong boxes (IoU < 0.1), where
-    // wrong boxes are 14% of all frames (measured 0.56 since the template learns from NCC 0.7).
+    // Measured on the CPU path (cpu_fast, default options) over all 32 sequences: mean AUC
+    // 0.530, P@20 0.732 (0.519 / 0.726 before the colour cue). The tracker is deterministic
+    // (exact integer sums), so the margin only absorbs platform noise.
+    EXPECT_GE(auc, 0.51) << "mean AUC regressed";
+    EXPECT_GE(prec, 0.71) << "mean P@20 regressed";
+    // The lost flag is not noise: over half of its flags are on wrong boxes (IoU < 0.1)
+    // (measured 0.63 on the 32).
     EXPECT_GE(doc["mean"]["lost_flag_precision"].get<double>(), 0.5);
     for (const auto& [name, seq] : doc["sequences"].items()) {
         EXPECT_GT(seq["frames"].get<long>(), 0) << name;
         EXPECT_GT(seq["fps"].get<double>(), 0) << name;
         EXPECT_TRUE(std::filesystem::exists(dir.file("results/" + name + ".txt"))) << name;
     }
-    EXPECT_EQ(doc["sequences"].size(), 17u);
+    EXPECT_EQ(doc["sequences"].size(), 32u);
     const std::string png = test::read_text(dir.file("eval.png"));
     ASSERT_GE(png.size(), 8u);
     EXPECT_EQ(png.substr(1, 3), "PNG");
