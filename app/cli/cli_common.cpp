@@ -118,6 +118,8 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     add_ranged_option(cmd, "--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)", 0.0, 1.0);
     add_ranged_option(cmd, "--memory", o.memory, "templates kept besides the working one", 0, 16);
     add_ranged_option(cmd, "--scale-anchor", o.scale_anchor, "share of the first template in the scale pick", 0.0, 1.0);
+    add_ranged_option(cmd, "--colour", o.colour, "largest weight of the colour cue in each match (0: off)", 0.0, 1.0);
+    add_ranged_option(cmd, "--colour-rate", o.colour_rate, "learning rate of the colour model", 0.0, 1.0);
     add_ranged_option(cmd, "--gradient", o.gradient, "weight of the gradient channel in each match (0: grey only)", 0.0,
                       1.0);
     add_ranged_option(cmd, "--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)",

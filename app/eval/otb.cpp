@@ -201,6 +201,7 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
     SourceOptions so;
     so.input = seq.input;
     so.want_rgb = false;
+    so.want_yuv = options.colour > 0;  // the colour cue reads the decoder's chroma planes
     auto source = FrameSource::open(so, error);
     if (!source) return false;
     FramePipeline pipeline(std::move(source), 4);
@@ -231,7 +232,7 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
             } else if (index == start) {
                 trackers.push_back(std::make_unique<Tracker>(tracking, gpu));
                 std::string why;
-                if (!trackers.back()->init(f->luma_view(), starts[k], &why)) {
+                if (!trackers.back()->init(f->frame_view(), starts[k], &why)) {
                     *error = seq.name + ": " + why;
                     pipeline.release(f);
                     if (next) pipeline.release(next);
@@ -242,8 +243,8 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
             } else {
                 const auto t0 = std::chrono::steady_clock::now();
                 Tracker& tracker = *trackers[k];
-                const TrackResult r =
-                    tracker.update(slot >= 0 ? uploader->device_view(slot, tracker.stream()) : f->luma_view());
+                const TrackResult r = tracker.update(
+                    slot >= 0 ? FrameView(uploader->device_view(slot, tracker.stream())) : f->frame_view());
                 if (slot >= 0) uploader->done(slot, tracker.stream());
                 run.track_ms += ms_since(t0);
                 run.boxes.push_back(r.box);

@@ -53,6 +53,15 @@ struct Frame {
     // The device plane when there is no host copy, else the host one.
     ImageView luma_view() const { return has_host_luma() ? host_luma_view() : device_luma_view(); }
     Size size() const { return {width, height}; }
+    // Luma (as luma_view()) with the chroma planes of yuv where it was asked for and the
+    // luma is on the host.
+    FrameView frame_view() const {
+        if (yuv.empty() || !has_host_luma()) return luma_view();
+        const int cw = (width + 1) / 2, ch = (height + 1) / 2;
+        const std::uint8_t* u = yuv.data() + static_cast<std::size_t>(width) * height;
+        const std::uint8_t* v = u + static_cast<std::size_t>(cw) * ch;
+        return {host_luma_view(), {u, cw, ch, static_cast<std::size_t>(cw)}, {v, cw, ch, static_cast<std::size_t>(cw)}};
+    }
 };
 
 }  // namespace corrtrack

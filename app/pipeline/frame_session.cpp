@@ -24,6 +24,8 @@ void match_source_to_tracker(SourceOptions& so, const MultiTracker& tracker, Dec
     so.decode = decode == DecodeMode::kAuto && !tracker.on_gpu() ? DecodeMode::kSoftware : decode;
     so.cuda_stream = tracker.stream();
     so.want_host_luma = !tracker.on_gpu();
+    // The CPU path's colour cue reads the decoder's chroma planes (Frame::yuv, no RGB).
+    so.want_yuv = so.want_yuv || (!tracker.on_gpu() && tracker.options().colour > 0);
     so.held_frames = slots + 2;
 }
 
@@ -60,7 +62,7 @@ std::unique_ptr<FrameSession> FrameSession::open(MultiTracker& tracker, const Se
     const bool device_frames =
         o.want_rgb && o.rgb_consumer_takes_device && tracker.on_gpu() && so.decode != DecodeMode::kSoftware;
     so.want_rgb = o.want_rgb && !device_frames;
-    so.want_yuv = o.want_yuv;
+    so.want_yuv = so.want_yuv || o.want_yuv;
     auto source = FrameSource::open(so, error);
     if (source && device_frames && source->decode_mode() != "nvdec") {
         // NVDEC declined the input (codec, profile, no device): software frames need host RGB.
@@ -158,8 +160,9 @@ ImageView FrameSession::host_luma_of(const Frame& f, bool* ready) {
     return {host_luma_.data(), f.width, f.height, static_cast<std::size_t>(f.width), MemorySpace::kHost};
 }
 
-ImageView FrameSession::tracker_view(SessionFrame& f) {
+FrameView FrameSession::tracker_view(SessionFrame& f) {
     if (tracker_.on_gpu() && f.device_slot >= 0) return uploader_->device_view(f.device_slot, tracker_.stream());
+    if (!tracker_.on_gpu() && f.frame->has_host_luma()) return f.frame->frame_view();
     if (f.frame == current_.frame) return luma(tracker_.on_gpu());
     const Frame& fr = *f.frame;
     if (fr.has_host_luma() || tracker_.on_gpu()) return fr.luma_view();
@@ -169,7 +172,7 @@ ImageView FrameSession::tracker_view(SessionFrame& f) {
 }
 
 const std::vector<TrackResult>& FrameSession::track(SessionFrame& f) {
-    const ImageView view = tracker_view(f);
+    const FrameView view = tracker_view(f);
     const auto t0 = Clock::now();
     results_ = tracker_.update(view);
     track_ms_ += ms_between(t0, Clock::now());

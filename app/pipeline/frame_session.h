@@ -106,7 +106,7 @@ public:
     // The luma plane for the tracker: the device copy, the NVDEC plane or host memory (a CPU
     // tracker on an NVDEC-only frame gets a host download). The tracker's stream waits for the
     // copy on the device.
-    ImageView tracker_view(SessionFrame& frame);
+    FrameView tracker_view(SessionFrame& frame);
     // tracker.update() on the frame's tracker_view(), timed (track_ms). Call finish() on the
     // results next. Valid until the next call.
     const std::vector<TrackResult>& track(SessionFrame& frame);

@@ -34,7 +34,7 @@ int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const 
         if (!initialised) {
             results.assign(boxes.size(), TrackResult{});
             if (o.track) {
-                const ImageView view = session.tracker_view(p);
+                const FrameView view = session.tracker_view(p);
                 for (std::size_t i = 0; i < boxes.size(); ++i) {
                     std::string why;
                     const TargetId id = tracker.add_target(view, boxes[i], &why);

@@ -27,11 +27,13 @@ public:
     long positions() const override { return positions_; }
     void set_keep_maps(bool host, bool) override { keep_maps_ = host; }
 
-    double begin_frame(ImageView frame) override {
+    double begin_frame(const FrameView& fv) override {
+        const ImageView frame = fv.luma;
         if (frame.space != MemorySpace::kHost)
             throw std::runtime_error("kernel " + kernel_ + " runs on the CPU and needs frames in host memory");
         pyramid_.reset(frame);
         frame_size_ = frame.size();
+        frame_ = fv;
         return 0;
     }
 
@@ -75,12 +77,32 @@ public:
                 ++launches_;
                 blend_maps(m.data(), grad_map_.data(), m.size(), r.gradient_weight);
             }
+            if (r.colour.likelihood && frame_.has_chroma()) {
+                colour_map_.resize(m.size());
+                colour_score_map(frame_, r.colour, patch_.data(), r.patch, r.ox, r.oy, r.scale, r.templ.image.size(),
+                                 colour_scratch_, colour_map_.data());
+                const float w = r.colour.weight;
+                // The blend ranks positions; the NCC at the chosen one stays the score that
+                // the policy's gates read.
+                ncc_map_.assign(m.begin(), m.end());
+                for (std::size_t k = 0; k < m.size(); ++k) m[k] = (1 - w) * m[k] + w * (2 * colour_map_[k] - 1);
+            }
             map_sizes_[pass][i] = o;
             positions_ += o.area();
             if (times) times->correlate_ms += ms_since(t0);
 
             t0 = std::chrono::steady_clock::now();
             hits[i] = penalised_peak(map, r.penalty, penalised_);
+            if (r.colour.likelihood && ncc_map_.size() == m.size()) {
+                // ... and ranks it against the other scales and templates: the colour score
+                // of a smaller box is higher (less background), so it must not pick the scale.
+                Peak& pk = hits[i].peak;
+                const std::size_t at = static_cast<std::size_t>(pk.y) * o.width + pk.x;
+                const float penalty = r.penalty > 0 ? m[at] - penalised_[at] : 0.0f;
+                pk.score = ncc_map_[at];
+                hits[i].ranked = pk.score - penalty;
+                ncc_map_.clear();
+            }
             if (times) times->peak_ms += ms_since(t0);
         }
     }
@@ -149,7 +171,9 @@ private:
     Size frame_size_;
     ResampleScratch scratch_;
     std::vector<std::uint8_t> patch_, grad_patch_;
-    std::vector<float> grad_map_;
+    std::vector<float> grad_map_, colour_map_, ncc_map_;
+    std::vector<double> colour_scratch_;
+    FrameView frame_;
     std::unordered_map<std::uint64_t, Cached> correlators_;
     std::vector<std::vector<float>> maps_[2];  // per pass, per request (one when !keep_maps_)
     std::vector<Size> map_sizes_[2];

@@ -90,7 +90,8 @@ public:
     // A device frame is used in place. A host frame is not copied here: each search uploads
     // the rows its patches read (and the rows the template patch sampled after it will read),
     // so a small target in a large frame costs a band of rows, not the frame.
-    double begin_frame(ImageView f) override {
+    double begin_frame(const FrameView& fv) override {
+        const ImageView f = fv.luma;
         const auto t0 = std::chrono::steady_clock::now();
         counters_.drop_phase();  // the time since the last call belongs to no frame
         counters_.mark(GpuSearchStats::kBeforeSearch);

@@ -68,6 +68,8 @@ std::string validate(const TrackerOptions& o) {
         check_fraction("velocity gain", o.velocity_gain),
         check("memory", o.memory, 0, 16),
         check_fraction("gradient", o.gradient),
+        check_fraction("colour", o.colour),
+        check_fraction("colour rate", o.colour_rate),
         check("re-detection budget", o.redetect_budget, -1, 1e9),
         check("re-detection confirmation", o.redetect_confirm, 1, 100),
         check("re-detection margin", o.redetect_margin, 0.0, 2.0),

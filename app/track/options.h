@@ -48,6 +48,10 @@ struct TrackerOptions {
                                     // with the square of the distance from the prediction
     double velocity_gain = 0.0;     // motion model: share of each frame's displacement taken
                                     // into the velocity (0: search around the last centre)
+    double colour = 0.5;            // largest weight of the colour cue in every match
+                                    // (colour_model.h; scaled by how well it separates the
+                                    // target from its surroundings; 0: off)
+    double colour_rate = 0.04;      // learning rate of the colour model
     double gradient = 0.0;          // weight of the gradient channel in every match (0: grey
                                     // levels only; 1: edges only), see gradient.h
     int memory = 0;                 // confident keyframes kept beside the first template,

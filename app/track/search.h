@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/gpu/gpu_context.h"
+#include "app/track/colour_model.h"
 #include "app/track/device_search.h"  // RankedPeak
 #include "app/track/types.h"
 #include "corrtrack/correlator.h"
@@ -42,6 +43,9 @@ struct SearchRequest {
     double penalty = 0;
     // With templ.gradient: the map is grey + gradient_weight x (gradient map - grey map).
     float gradient_weight = 0;
+    // With colour.likelihood: the map is (1 - w) x NCC + w x (2 x colour score - 1), where
+    // the colour score is the mean target likelihood of the box at each position.
+    ColourCue colour;
 };
 
 class SearchBackend {
@@ -53,7 +57,7 @@ public:
 
     // The frame of the next calls (host memory, or device memory on the GPU). Returns the
     // host time spent (a copy to the device), added to the upload stage.
-    virtual double begin_frame(ImageView frame) = 0;
+    virtual double begin_frame(const FrameView& frame) = 0;
     // Runs every request on the current frame; hits[i] is request i's peak. A frame has two
     // passes (0: tracking, 1: re-detection); with keep_maps, map(pass, i) shows request i's
     // map (host memory) until the same pass of the next frame. times: null when no stage

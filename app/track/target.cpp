@@ -99,6 +99,7 @@ std::vector<std::uint64_t> Target::template_keys() const {
 
 void Target::begin_frame() {
     ++frames_;
+    colour_due_ = false;
     planned_.clear();
     best_ = Candidate{};
     redetected_ = Candidate{};
@@ -128,6 +129,7 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
     }
     r.penalty = penalty;
     r.gradient_weight = gradient_;
+    r.colour = cue_;
     planned_.push_back({std::max(templ, 0), step, step != 0, templ < 0, r});
     out.push_back(r);
 }
@@ -149,6 +151,7 @@ Size Target::window(const TrackerOptions& o, Size frame) const {
 
 void Target::plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
     planned_.clear();
+    cue_ = colour_.cue(static_cast<float>(o.colour));
     planned_first_ = out.size();
     // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
     // hidden for a while is picked up again there, while the re-detection looks further.
@@ -370,6 +373,7 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
     // Sure enough to learn from: a high NCC that also stands out of its map (a blurred or
     // flat template scores high everywhere; its PSR gives it away).
     const bool sure = chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr;
+    colour_due_ = sure && o.colour > 0;
     update_due_ = sure && (o.update == UpdatePolicy::kBlend ||
                            (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
     snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;

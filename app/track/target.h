@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/track/colour_model.h"
 #include "app/track/options.h"
 #include "app/track/search.h"
 #include "app/track/types.h"
@@ -60,6 +61,10 @@ public:
     // appearance should be learnt from the patch at the new box (apply_update next frame).
     bool settle(const TrackerOptions& o, Size frame, SearchRequest* patch);
     void apply_update(const TrackerOptions& o, const std::uint8_t* pixels);
+    // The colour model learns from the settled box (host frames; after init with rate 1,
+    // after settle when colour_due()).
+    void learn_colour(const FrameView& frame, float rate) { colour_.learn(frame, box_, rate); }
+    bool colour_due() const { return colour_due_; }
 
     // The search whose map was chosen this frame: pass 0 (tracking) or 1 (re-detection) and
     // the request's index in that pass; -1 when none ran.
@@ -129,6 +134,9 @@ private:
     int chosen_pass_ = -1;
     std::size_t chosen_request_ = 0;
     BoxF chosen_region_;
+    ColourModel colour_;
+    ColourCue cue_;              // this frame's colour cue (from the model before the frame)
+    bool colour_due_ = false;    // this frame's box is sure enough to learn colour from
     bool update_due_ = false;    // the next update patch is blended into the template
     bool snapshot_due_ = false;  // the next update patch becomes a keyframe
 

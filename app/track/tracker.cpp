@@ -184,7 +184,8 @@ BoxF MultiTracker::box(TargetId id) const {
     return t->box();
 }
 
-TargetId MultiTracker::add_target(ImageView frame, const BoxF& box, std::string* error) {
+TargetId MultiTracker::add_target(const FrameView& view, const BoxF& box, std::string* error) {
+    const ImageView frame = view.luma;
     auto fail = [&](const std::string& msg) {
         if (error) *error = msg;
         return -1;
@@ -208,17 +209,19 @@ TargetId MultiTracker::add_target(ImageView frame, const BoxF& box, std::string*
 
     auto t = std::make_unique<Target>(m.next_id, m.active, box, frame.size());
     m.apply_pending();  // sample() below reuses the buffer of the pending patches
-    m.backend->begin_frame(frame);
+    m.backend->begin_frame(view);
     m.samples.assign(1, t->template_patch());
     m.backend->sample(m.samples);
     std::string why;
     if (!t->init(m.backend->sampled(0), &why)) return fail(what + why);
+    if (m.active.colour > 0 && frame.space == MemorySpace::kHost) t->learn_colour(view, 1.0f);
     m.targets.push_back(std::move(t));
     m.results.push_back(m.targets.back()->result());
     return m.next_id++;
 }
 
-const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
+const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
+    const ImageView frame = view.luma;
     Impl& m = *impl_;
     if (m.targets.empty()) {
         m.results.clear();
@@ -226,7 +229,7 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
     }
     const TrackerOptions& o = m.active;
     StageTimes times;
-    times.upload_ms += m.backend->begin_frame(frame);
+    times.upload_ms += m.backend->begin_frame(view);
     m.apply_pending();
     const Size fs = frame.size();
     m.first.resize(m.targets.size());
@@ -273,6 +276,8 @@ const std::vector<TrackResult>& MultiTracker::update(ImageView frame) {
             m.samples.push_back(patch);
             m.sample_owner.push_back(t.id());
         }
+        if (t.colour_due() && frame.space == MemorySpace::kHost)
+            t.learn_colour(view, static_cast<float>(o.colour_rate));
         m.results[i] = t.result();
         m.results[i].times = times;
     }
@@ -287,13 +292,13 @@ Tracker::Tracker(TrackerOptions options) : multi_(std::move(options)) {}
 Tracker::Tracker(TrackerOptions options, const GpuContext& gpu) : multi_(std::move(options), gpu) {}
 Tracker::~Tracker() = default;
 
-bool Tracker::init(ImageView frame, const BoxF& box, std::string* error) {
+bool Tracker::init(const FrameView& frame, const BoxF& box, std::string* error) {
     multi_.clear();
     id_ = multi_.add_target(frame, box, error);
     return id_ >= 0;
 }
 
-TrackResult Tracker::update(ImageView frame) { return multi_.update(frame).at(0); }
+TrackResult Tracker::update(const FrameView& frame) { return multi_.update(frame).at(0); }
 
 MapView Tracker::last_map() const { return multi_.last_map(id_); }
 BoxF Tracker::last_map_region() const { return multi_.last_map_region(id_); }

@@ -38,7 +38,7 @@ public:
     // Checks the box (inside the frame, >= 4x4 px, textured) and the options, and builds the
     // template from `frame` (host or device luma). Returns the target's id (never reused by
     // this tracker), or -1 with *error.
-    TargetId add_target(ImageView frame, const BoxF& box, std::string* error);
+    TargetId add_target(const FrameView& frame, const BoxF& box, std::string* error);
     // Drops a target (false when the id is unknown); the others keep their ids.
     bool remove_target(TargetId id);
     void clear();
@@ -46,7 +46,7 @@ public:
     std::vector<TargetId> ids() const;  // in the order targets were added
     // Tracks every target on this frame: one result per target, in ids() order. Valid until
     // the next call.
-    const std::vector<TrackResult>& update(ImageView frame);
+    const std::vector<TrackResult>& update(const FrameView& frame);
 
     const TrackerOptions& options() const { return options_; }
     // New settings from the next update on; targets added later take their template settings
@@ -94,8 +94,8 @@ public:
     ~Tracker();
     // Checks the box (inside the frame, >= 4x4 px, textured) and builds the template.
     // Returns false with a message in *error when the box cannot be tracked.
-    bool init(ImageView frame, const BoxF& box, std::string* error);
-    TrackResult update(ImageView frame);
+    bool init(const FrameView& frame, const BoxF& box, std::string* error);
+    TrackResult update(const FrameView& frame);
 
     const TrackerOptions& options() const { return multi_.options(); }
     const std::string& kernel_name() const { return multi_.kernel_name(); }

@@ -66,6 +66,8 @@ const std::map<std::string, OptionField>& option_fields() {
         {"velocity_gain", field(&TrackerOptions::velocity_gain)},
         {"memory", field(&TrackerOptions::memory)},
         {"gradient", field(&TrackerOptions::gradient)},
+        {"colour", field(&TrackerOptions::colour)},
+        {"colour_rate", field(&TrackerOptions::colour_rate)},
         {"scale_anchor", field(&TrackerOptions::scale_anchor)},
         {"redetect_budget", field(&TrackerOptions::redetect_budget)},
         {"redetect_confirm", field(&TrackerOptions::redetect_confirm)},

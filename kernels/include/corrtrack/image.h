@@ -42,6 +42,19 @@ struct ImageView {
     ImageView sub(Rect r) const { return {row(r.y) + r.x, r.width, r.height, pitch, space}; }
 };
 
+// A frame as the tracker sees it: luma for the correlation, and where the source has colour
+// its two chroma planes at their own (4:2:0) resolution, (w+1)/2 x (h+1)/2, uncopied. A
+// luma-only view converts to it, so that grey and device-only callers need no change.
+struct FrameView {
+    ImageView luma;
+    ImageView u, v;  // empty for grey sources, device frames, or when no consumer asked
+    FrameView() = default;
+    FrameView(ImageView l) : luma(l) {}  // NOLINT(google-explicit-constructor): by design
+    FrameView(ImageView l, ImageView cu, ImageView cv) : luma(l), u(cu), v(cv) {}
+    bool has_chroma() const { return u.data && v.data && u.space == MemorySpace::kHost; }
+    Size size() const { return luma.size(); }
+};
+
 struct MapView {
     float* data = nullptr;
     int width = 0;

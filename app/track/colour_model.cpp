@@ -1,0 +1,128 @@
+#include "app/track/colour_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace corrtrack {
+namespace {
+
+constexpr int kSamples = 6000;      // pixels sampled per region and frame (a stride keeps it)
+constexpr double kRingShare = 0.5;  // the background ring: this share of the box's mean side
+constexpr float kPrior = 1e-3f;     // keeps empty bins near 0.5 instead of 0/0
+
+struct Region {
+    int x0, y0, x1, y1;  // [x0, x1) x [y0, y1), clamped to the frame
+};
+
+Region clamp_region(const BoxF& b, double margin, Size f) {
+    auto cl = [](double v, int hi) { return std::clamp(static_cast<int>(std::lround(v)), 0, hi); };
+    return {cl(b.x - margin, f.width), cl(b.y - margin, f.height), cl(b.x + b.width + margin, f.width),
+            cl(b.y + b.height + margin, f.height)};
+}
+
+std::uint8_t at(const ImageView& v, int x, int y) { return v.row(y)[x]; }
+
+}  // namespace
+
+void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
+    const Size fs = frame.size();
+    if (rate >= 1.0f || !ready_) {
+        // Chroma that does not vary around the target is a grey source (or a grey scene).
+        ready_ = false;
+        bool chroma = false;
+        if (frame.has_chroma()) {
+            const Region r = clamp_region(box, kRingShare * (box.width + box.height) / 2, fs);
+            int lo = 255, hi = 0;
+            for (int y = r.y0; y < r.y1; y += 2)
+                for (int x = r.x0; x < r.x1; x += 2) {
+                    const std::uint8_t u = at(frame.u, x >> 1, y >> 1), v = at(frame.v, x >> 1, y >> 1);
+                    lo = std::min({lo, static_cast<int>(u), static_cast<int>(v)});
+                    hi = std::max({hi, static_cast<int>(u), static_cast<int>(v)});
+                }
+            chroma = hi - lo > 4;
+        }
+        if (!chroma) return;
+        fg_.assign(kColourBins, 0.0f);
+        bg_.assign(kColourBins, 0.0f);
+        rate = 1.0f;
+    }
+    if (!frame.has_chroma()) return;
+    const Region in = clamp_region(box, 0, fs);
+    const Region out = clamp_region(box, kRingShare * (box.width + box.height) / 2, fs);
+    const long area = static_cast<long>(out.x1 - out.x0) * (out.y1 - out.y0);
+    if (area <= 0 || in.x1 <= in.x0 || in.y1 <= in.y0) return;
+    const int step = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(area) / kSamples)));
+    std::vector<float> fg(kColourBins, 0.0f), bg(kColourBins, 0.0f);
+    double nf = 0, nb = 0;
+    for (int y = out.y0; y < out.y1; y += step)
+        for (int x = out.x0; x < out.x1; x += step) {
+            const std::uint8_t l = at(frame.luma, x, y);
+            const int b = colour_bin(l, at(frame.u, x >> 1, y >> 1), at(frame.v, x >> 1, y >> 1));
+            if (x >= in.x0 && x < in.x1 && y >= in.y0 && y < in.y1) {
+                fg[b] += 1;
+                nf += 1;
+            } else {
+                bg[b] += 1;
+                nb += 1;
+            }
+        }
+    if (nf == 0) return;
+    for (int b = 0; b < kColourBins; ++b) {
+        fg_[b] += rate * (static_cast<float>(fg[b] / nf) - fg_[b]);
+        if (nb > 0) bg_[b] += rate * (static_cast<float>(bg[b] / nb) - bg_[b]);
+    }
+    likelihood_.resize(kColourBins);
+    for (int b = 0; b < kColourBins; ++b) likelihood_[b] = (fg_[b] + kPrior) / (fg_[b] + bg_[b] + 2 * kPrior);
+    // How well the model tells this frame's box from its ring.
+    double sf = 0, sb = 0;
+    for (int b = 0; b < kColourBins; ++b) {
+        sf += fg[b] * likelihood_[b];
+        sb += bg[b] * likelihood_[b];
+    }
+    separation_ = nb > 0 ? static_cast<float>(sf / nf - sb / nb) : 0.0f;
+    ready_ = true;
+}
+
+ColourCue ColourModel::cue(float max_weight) const {
+    ColourCue c;
+    if (!ready_ || max_weight <= 0) return c;
+    c.likelihood = likelihood_.data();
+    // Full weight from a separation of 0.4 (mean likelihood 0.7 inside, 0.3 around) up.
+    c.weight = max_weight * std::clamp(separation_ / 0.4f, 0.0f, 1.0f);
+    if (c.weight <= 0) c.likelihood = nullptr;
+    return c;
+}
+
+void colour_score_map(const FrameView& frame, const ColourCue& cue, const std::uint8_t* patch, Size ps, double ox,
+                      double oy, double scale, Size templ, std::vector<double>& scratch, float* out) {
+    const int w = ps.width, h = ps.height;
+    const int cw = frame.u.width, ch = frame.u.height;
+    // Integral image of the per-pixel likelihood, (w + 1) x (h + 1).
+    scratch.assign(static_cast<std::size_t>(w + 1) * (h + 1), 0.0);
+    double* ii = scratch.data();
+    for (int y = 0; y < h; ++y) {
+        const int cy = std::clamp(static_cast<int>(oy + (y + 0.5) * scale) >> 1, 0, ch - 1);
+        const std::uint8_t* urow = frame.u.row(cy);
+        const std::uint8_t* vrow = frame.v.row(cy);
+        double run = 0;
+        for (int x = 0; x < w; ++x) {
+            const std::uint8_t l = patch[static_cast<std::size_t>(y) * w + x];
+            const int cx = std::clamp(static_cast<int>(ox + (x + 0.5) * scale) >> 1, 0, cw - 1);
+            run += cue.likelihood[colour_bin(l, urow[cx], vrow[cx])];
+            ii[static_cast<std::size_t>(y + 1) * (w + 1) + x + 1] =
+                ii[static_cast<std::size_t>(y) * (w + 1) + x + 1] + run;
+        }
+    }
+    const int ow = w - templ.width + 1, oh = h - templ.height + 1;
+    const double inv = 1.0 / (static_cast<double>(templ.width) * templ.height);
+    for (int y = 0; y < oh; ++y) {
+        const double* top = ii + static_cast<std::size_t>(y) * (w + 1);
+        const double* bot = ii + static_cast<std::size_t>(y + templ.height) * (w + 1);
+        for (int x = 0; x < ow; ++x)
+            out[static_cast<std::size_t>(y) * ow + x] =
+                static_cast<float>((bot[x + templ.width] - bot[x] - top[x + templ.width] + top[x]) * inv);
+    }
+}
+
+}  // namespace corrtrack
