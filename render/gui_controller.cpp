@@ -127,7 +127,7 @@ bool GuiController::open_input(const std::string& input, const std::vector<BoxF>
     export_.input_opened(playback_.current().size());
     targets_.reset(model_.tracker);
     sample_pending_ = false;
-    for (const BoxF& b : playback_.start_boxes()) targets_.add(tracker_luma(), playback_.current().index, b);
+    for (const BoxF& b : playback_.start_boxes()) targets_.add(tracker_frame(), playback_.current().index, b);
     // The first frame's rows, as `corrtrack track` writes them: the given boxes, score 1.
     record_frame();
     playback_.re_anchor();
@@ -202,7 +202,7 @@ void GuiController::seek(long index) {
     const auto boxes = targets_.boxes();
     if (!playback_.seek_to(index)) return;
     // The targets restart where they were, on the frame sought.
-    targets_.restart_at(tracker_luma(), boxes);
+    targets_.restart_at(tracker_frame(), boxes);
     log_.log({{"event", "seek"}, {"frame", playback_.current().index}});
     playback_.re_anchor();
 }
@@ -299,7 +299,7 @@ void GuiController::apply_tracker_options() {
     o.keep_maps = true;
     o.keep_device_maps = true;
     tracker_->set_options(o);
-    targets_.reinit_all(tracker_luma());
+    targets_.reinit_all(tracker_frame());
     log_.log({{"event", "apply_tracker"}, {"frame", playback_.current().index}});
     status_.set("tracker settings applied; targets re-initialised on this frame", false);
 }
@@ -308,8 +308,8 @@ void GuiController::on_gesture(const ViewGesture& g) {
     const long frame = playback_.current().index;
     switch (g.kind) {
     case ViewGesture::kSelect: targets_.select(g.target); break;
-    case ViewGesture::kAdd: targets_.add(tracker_luma(), frame, g.box); break;
-    case ViewGesture::kReselect: targets_.reselect(tracker_luma(), frame, g.box); break;
+    case ViewGesture::kAdd: targets_.add(tracker_frame(), frame, g.box); break;
+    case ViewGesture::kReselect: targets_.reselect(tracker_frame(), frame, g.box); break;
     case ViewGesture::kDrop:
         status_.set("target #" + std::to_string(g.target) + " dropped", false);
         targets_.drop(g.target);

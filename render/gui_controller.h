@@ -70,7 +70,7 @@ public:
     void shutdown();
 
 private:
-    ImageView tracker_luma() { return playback_.luma(tracker_->on_gpu()); }
+    FrameView tracker_frame() { return playback_.frame_view(tracker_->on_gpu()); }
     void record_frame();
     void on_end_of_input();
     void seek(long index);

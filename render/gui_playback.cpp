@@ -117,6 +117,9 @@ bool Playback::advance() {
 // An NVDEC frame that a CPU consumer needs (a CPU kernel picked after the input opened, the
 // A/B comparison) is downloaded once, on the decoder's stream.
 ImageView Playback::luma(bool device_ok) { return session_ ? session_->luma(device_ok) : no_frame_.luma_view(); }
+FrameView Playback::frame_view(bool device_ok) {
+    return session_ ? session_->frame_view(device_ok) : FrameView(no_frame_.luma_view());
+}
 
 void Playback::show_current_frame() {
     if (!frame_dirty_ || !has_frame_) return;

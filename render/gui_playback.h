@@ -53,6 +53,7 @@ public:
     // The luma plane as a consumer can read it: the device plane where `device_ok` and there
     // is no host copy, else host memory (an NVDEC frame is then downloaded once).
     ImageView luma(bool device_ok);
+    FrameView frame_view(bool device_ok);  // luma plus chroma where the frame has host YUV
     FrameSession* session() { return session_.get(); }
     std::string session_error() const { return session_ ? session_->error() : ""; }
     long frames_done() const { return frames_done_; }  // since the input opened, the first included

@@ -53,9 +53,9 @@ void TargetList::reset(const TrackerOptions& options) {
 
 void TargetList::release() { targets_.clear(); }
 
-void TargetList::add(ImageView luma, long frame, const BoxF& box) {
+void TargetList::add(const FrameView& view, long frame, const BoxF& box) {
     std::string error;
-    const TargetId tid = tracker_.add_target(luma, box, &error);
+    const TargetId tid = tracker_.add_target(view, box, &error);
     const bool ok = tid >= 0;
     log_.log({{"event", "init"},
               {"mode", "add"},
@@ -76,14 +76,14 @@ void TargetList::add(ImageView luma, long frame, const BoxF& box) {
     targets_.push_back(std::move(t));
 }
 
-void TargetList::reselect(ImageView luma, long frame, const BoxF& box) {
+void TargetList::reselect(const FrameView& view, long frame, const BoxF& box) {
     GuiTarget* t = selected();
     if (!t) {
-        add(luma, frame, box);
+        add(view, frame, box);
         return;
     }
     std::string error;
-    const TargetId tid = tracker_.add_target(luma, box, &error);
+    const TargetId tid = tracker_.add_target(view, box, &error);
     const bool ok = tid >= 0;
     log_.log({{"event", "init"},
               {"mode", "reselect"},
@@ -116,12 +116,12 @@ void TargetList::drop(int id) {
     log_.log({{"event", "drop"}, {"target", id}});
 }
 
-void TargetList::reinit_all(ImageView luma) {
+void TargetList::reinit_all(const FrameView& view) {
     std::vector<GuiTarget> kept;
     tracker_.clear();
     for (GuiTarget& t : targets_) {
         std::string error;
-        t.tid = tracker_.add_target(luma, t.result.box, &error);
+        t.tid = tracker_.add_target(view, t.result.box, &error);
         if (t.tid < 0) {
             status_.set("target #" + std::to_string(t.id) + " dropped: " + error, true);
             continue;
@@ -140,14 +140,14 @@ std::vector<std::pair<int, BoxF>> TargetList::boxes() const {
     return boxes;
 }
 
-void TargetList::restart_at(ImageView luma, const std::vector<std::pair<int, BoxF>>& boxes) {
+void TargetList::restart_at(const FrameView& view, const std::vector<std::pair<int, BoxF>>& boxes) {
     tracker_.clear();
     std::vector<GuiTarget> kept;
     for (const auto& [id, box] : boxes) {
         std::string error;
         GuiTarget t;
         t.id = id;
-        t.tid = tracker_.add_target(luma, box, &error);
+        t.tid = tracker_.add_target(view, box, &error);
         if (t.tid < 0) {
             status_.set("target #" + std::to_string(id) + " dropped at the seek: " + error, true);
             continue;

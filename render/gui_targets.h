@@ -50,18 +50,18 @@ public:
     void reset(const TrackerOptions& options);
     void release();  // drops the targets and their GL textures (teardown)
 
-    // On frame `luma` (index `frame` for the log). The new box of reselect() is added first
+    // On frame `view` (index `frame` for the log). The new box of reselect() is added first
     // (the old target keeps tracking when it cannot be), then the old one removed: the target
     // keeps its id and colour and moves to the end of the list.
-    void add(ImageView luma, long frame, const BoxF& box);
-    void reselect(ImageView luma, long frame, const BoxF& box);
+    void add(const FrameView& view, long frame, const BoxF& box);
+    void reselect(const FrameView& view, long frame, const BoxF& box);
     void drop(int id);
     // Every target starts again from its current box on this frame, with the tracker's
     // current settings; those it refuses are dropped with a message.
-    void reinit_all(ImageView luma);
+    void reinit_all(const FrameView& view);
     // After a seek: (GUI id, box) pairs as boxes() gave them restart on the new frame.
     std::vector<std::pair<int, BoxF>> boxes() const;
-    void restart_at(ImageView luma, const std::vector<std::pair<int, BoxF>>& boxes);
+    void restart_at(const FrameView& view, const std::vector<std::pair<int, BoxF>>& boxes);
 
     // Takes a tracker pass's results; returns the frame's stage times (the GPU path times the
     // one pass of all targets, the CPU path each target's own, summed).

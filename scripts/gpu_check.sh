@@ -21,7 +21,8 @@
 #   eval       corrtrack eval on the sequences in EVAL_DATA (.gpu/data: OTB-style folders carried
 #              with the call; the shared data does not travel) once per kernel in EVAL_KERNELS
 #              ("auto cuda_dp4a_ilp cpu_fast"): OTB metrics and the tracker's update fps per
-#              kernel, and whether the GPU and CPU paths score alike; eval-<kernel>.json/.txt
+#              kernel, and whether the GPU and CPU paths score alike (EVAL_ARGS: more eval
+#              options, e.g. "--colour 0", which the GPU path ignores); eval-<kernel>.json/.txt
 #              (limit T_EVAL, 120 s). Only when named in STEPS.
 #   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264): NVDEC
 #              (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
@@ -405,7 +406,7 @@ if want eval; then
   data="${EVAL_DATA:-$repo/.gpu/data}"
   st=PASS; line=""
   for k in ${EVAL_KERNELS:-auto cuda_dp4a_ilp cpu_fast}; do
-    timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" eval "$data" --kernel "$k" \
+    timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" eval "$data" --kernel "$k" ${EVAL_ARGS:-} \
       --json "$out/eval-$k.json" >"$out/eval-$k.txt" 2>&1 || st="FAIL (eval --kernel $k: see eval-$k.txt)"
     line="$line $k: $(grep -E '^mean' "$out/eval-$k.txt" | tr -s ' ' | head -c 120);"
   done

@@ -222,6 +222,12 @@ ImageView FrameSession::luma(bool device_ok) {
     return host_luma_of(f, &host_luma_ready_);
 }
 
+FrameView FrameSession::frame_view(bool device_ok) {
+    const Frame& f = frame();
+    if (f.has_host_luma() && !f.yuv.empty()) return f.frame_view();
+    return luma(device_ok);
+}
+
 const std::vector<TrackResult>& FrameSession::track_current() {
     upload(current_);
     track(current_);

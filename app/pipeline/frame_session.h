@@ -129,6 +129,9 @@ public:
     // no host copy, else host memory (an NVDEC plane is downloaded once, on the decoder's
     // stream).
     ImageView luma(bool device_ok);
+    // The same with the chroma planes where the frame has host YUV (a CPU tracker's colour
+    // cue): what tracker_view() gives for the current frame.
+    FrameView frame_view(bool device_ok);
     // Tracks the current frame (copied to the device first on the GPU path) and stamps the
     // results as finish() does. Valid until the next call.
     const std::vector<TrackResult>& track_current();
