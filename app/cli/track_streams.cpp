@@ -1,7 +1,5 @@
 #include "app/cli/track_streams.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -167,8 +165,9 @@ bool stream_output_path(const std::string& path, const std::string& name, const 
         result->clear();
         return true;
     }
-    struct stat st {};
-    if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // A device whatever it points to: /dev/stdout is a regular file when stdout is redirected
+    // to one, and /dev/stdout.<stream> would be created in /dev.
+    if (is_device_path(path)) {
         if (path == "/dev/null") {
             *result = path;
             return true;
