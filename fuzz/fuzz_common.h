@@ -14,6 +14,9 @@ extern "C" {
 
 namespace fuzz {
 
+// Between the images of fuzz_input's image sequences (and their seeds).
+constexpr const char* kImageSeparator = "--next-image--";
+
 // For LLVMFuzzerInitialize: a broken file would log on every packet.
 inline int quiet_ffmpeg_log() {
     av_log_set_level(AV_LOG_QUIET);

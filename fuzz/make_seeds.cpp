@@ -12,6 +12,7 @@ extern "C" {
 #include <libavutil/log.h>
 }
 
+#include "fuzz/fuzz_common.h"
 #include "tests/support/synthetic_clip.h"
 
 namespace fs = std::filesystem;
@@ -111,12 +112,51 @@ int main(int argc, char** argv) {
             std::string(1, static_cast<char>(hint)) + slurp((tmp / (std::string("i1.") + ext)).string()));
         ++written;
     }
+    // Streams cut short (issue 28): a Matroska file 460 bytes short, MP4 and MJPEG cut in half.
+    for (const char* file : {"c.mkv", "c.mp4", "m.mkv"}) {
+        const std::string bytes = slurp((tmp / file).string());
+        if (bytes.size() < 1000) continue;
+        const unsigned char hint = std::string(file) == "c.mp4" ? 1 : 0;
+        put(out / "fuzz_input", std::string("cut_") + file,
+            std::string(1, static_cast<char>(hint)) + bytes.substr(0, bytes.size() - 460));
+        put(out / "fuzz_input", std::string("half_") + file,
+            std::string(1, static_cast<char>(hint)) + bytes.substr(0, bytes.size() / 2));
+        written += 2;
+    }
+    // Image sequences for fuzz_input's sequence mode (hint 16: seq.png, 17: seq.jpg): whole, an
+    // empty image in the middle or at the end, a damaged one, one cut short.
+    SyntheticClipSpec three = spec;
+    three.frames = 3;
+    for (const char* ext : {"png", "jpg"}) {
+        std::string error;
+        const std::string pattern = (tmp / (std::string("s%d.") + ext)).string();
+        if (corrtrack::write_synthetic_sequence(pattern, three, &error).empty()) continue;
+        std::vector<std::string> images;
+        for (int i = 1; i <= 3; ++i) images.push_back(slurp((tmp / ("s" + std::to_string(i) + "." + ext)).string()));
+        const unsigned char hint = std::string(ext) == "png" ? 16 : 17;
+        auto join = [&](std::vector<std::string> parts) {
+            std::string bytes(1, static_cast<char>(hint));
+            for (std::size_t i = 0; i < parts.size(); ++i) bytes += (i ? fuzz::kImageSeparator : "") + parts[i];
+            return bytes;
+        };
+        std::string damaged = images[1];
+        for (std::size_t i = damaged.size() / 3; i < damaged.size() * 2 / 3; ++i) damaged[i] = '\0';
+        const std::string name = std::string("seq_") + ext;
+        put(out / "fuzz_input", name, join(images));
+        put(out / "fuzz_input", name + "_empty", join({images[0], "", images[2]}));
+        put(out / "fuzz_input", name + "_empty_last", join({images[0], images[1], ""}));
+        put(out / "fuzz_input", name + "_damaged", join({images[0], damaged, images[2]}));
+        put(out / "fuzz_input", name + "_cut", join({images[0], images[1], images[2].substr(0, images[2].size() / 2)}));
+        written += 5;
+    }
     put(out / "fuzz_box_file", "one", "252,218,34,92\n");
     put(out / "fuzz_box_file", "many", "# targets\n10 20 30 40\n1.5,2.5,3.5,4.5\r\n7\t8\t9\t10\n");
     put(out / "fuzz_box_file", "bad", "1,2,3\nnan,1,2,3\n1e999,0,1,1\n");
     put(out / "fuzz_groundtruth", "otb", "198,214,34,81\n197,214,34,81\n195,214,34,81\n");
     put(out / "fuzz_groundtruth", "nan", "NaN,NaN,NaN,NaN\n10\t20\t30\t40\n0,0,0,0\n");
     put(out / "fuzz_groundtruth", "odd", "1 2 3 4\r\n\n-5,-5,1e308,2\n");
+    put(out / "fuzz_groundtruth", "vot", "11,20,31,20,31,40,11,40\n5\t1\t9\t3\t5\t7\t1\t3\nNaN,1,2,3,4,5,6,7\n");
+    put(out / "fuzz_groundtruth", "refused", "10,20,30,40,junk\n5,5,-3,4\n1,2,3,4,5\n");
     const std::vector<std::vector<std::string>> lines = {
         {"track", "clip.mp4", "--box", "252,218,34,92", "--csv", "out.csv", "--json", "out.json"},
         {"track", "seq/img/%05d.jpg", "--box-file", "first_box.txt", "--scales", "3", "--scale-step", "1.04"},

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of fuzz/ (built by scripts/sanitize.sh in build-san/, with ASan
 # and UBSan) from seed corpora that fuzz_make_seeds writes (tiny clips made with the project's
-# own writer, box files, ground truth, command lines: nothing binary is committed).
+# own writer, clips cut short, image sequences with empty, damaged and cut images for
+# fuzz_input's sequence mode, box files, ground truth, command lines: nothing binary is
+# committed).
 #   scripts/fuzz.sh                          every target for FUZZ_SECONDS (60) each: CI
 #   FUZZ_SECONDS=600 scripts/fuzz.sh         a longer run (10 minutes a target)
 #   FUZZ_TARGETS="fuzz_input fuzz_track" FUZZ_SECONDS=1200 scripts/fuzz.sh

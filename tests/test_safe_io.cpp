@@ -152,13 +152,22 @@ TEST(FrameAccounting, LostFramesKeepTheirPlace) {
     for (int k = 0; k < 4; ++k) concat.packet_sent(k * 10, k * 10, 10);
     for (int k = 0; k < 8; ++k) EXPECT_EQ(concat.frame_out((k % 4) * 10), k);
     EXPECT_EQ(concat.lost(), 0);
-    // Frames whose timestamps match no packet are numbered in order, with no verdict.
+    // Frames whose timestamps match no packet are numbered in order, with no verdict on
+    // where a loss was; the packet that gave no frame is still counted, at the end.
     FrameAccounting odd;
     for (int k = 0; k < 3; ++k) odd.packet_sent(k, k, 1);
     EXPECT_EQ(odd.frame_out(100), 0);
     EXPECT_EQ(odd.frame_out(FrameAccounting::kNoTimestamp), 1);
     odd.end_of_stream();
-    EXPECT_EQ(odd.lost(), 0);
+    EXPECT_EQ(odd.lost(), 1);
+    EXPECT_EQ(odd.lost_at(), (std::vector<long>{2}));
+    // Issue 28: 25 packets, one frame out with a timestamp of its own; never a whole stream.
+    FrameAccounting flipped;
+    for (int k = 0; k < 25; ++k) flipped.packet_sent(k * 512, k * 512, 512);
+    EXPECT_EQ(flipped.frame_out(7), 0);
+    flipped.end_of_stream();
+    EXPECT_EQ(flipped.lost(), 24);
+    EXPECT_EQ(flipped.next_index(), 25);
 }
 
 // The input layer through an in-memory reader (what the fuzz targets use) and through a pipe.

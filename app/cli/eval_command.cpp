@@ -140,8 +140,11 @@ int run_eval(const EvalArgs& a, bool dry_run) {
 
     std::vector<std::string> names;
     std::vector<SequenceMetrics> per;
-    nlohmann::json doc = {
-        {"dataset", a.dataset}, {"kernel", kernel}, {"sre_runs", a.sre}, {"sequences", nlohmann::json::object()}};
+    nlohmann::json doc = {{"dataset", a.dataset},
+                          {"kernel", kernel},
+                          {"sre_runs", a.sre},
+                          {"sequences", nlohmann::json::object()},
+                          {"failed", nlohmann::json::object()}};
     if (!a.quiet) std::printf("%-20s %7s %7s %7s %9s %6s\n", "sequence", "frames", "AUC", "P@20", "fps", "lost");
     int failures = 0;
     for (std::size_t i = 0; i < sequences.size(); ++i) {
@@ -149,6 +152,7 @@ int run_eval(const EvalArgs& a, bool dry_run) {
         const Outcome& out = outcomes[i];
         if (!out.ok) {
             std::fprintf(stderr, "corrtrack eval: %s\n", out.error.c_str());
+            doc["failed"][seq.name] = out.error;  // as Python's eval_otb reports it
             ++failures;
             continue;
         }
@@ -179,6 +183,9 @@ int run_eval(const EvalArgs& a, bool dry_run) {
     }
     if (per.empty()) {
         std::fprintf(stderr, "corrtrack eval: no sequence could be evaluated\n");
+        // The JSON still says why each one failed.
+        if (!a.json.empty() && !write_json_file(a.json, doc, &error))
+            std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
         return kExitInput;
     }
     SequenceMetrics mean = mean_metrics(per);

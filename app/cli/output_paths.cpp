@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "app/io/output_file.h"
 #include "app/io/sequence_pattern.h"
 
 namespace corrtrack {
@@ -17,7 +18,7 @@ struct Resolved {
     Kind kind = Kind::kFile;
     fs::path file;  // kFile: the resolved path; kPattern, kFolder: the resolved folder
     SequencePattern sp;
-    bool device = false;  // an existing file that is not regular (/dev/null, a FIFO)
+    bool device = false;  // an output written in place (/dev/null, /dev/stdout, a FIFO)
 };
 
 fs::path resolve(const std::string& path) {
@@ -42,7 +43,7 @@ Resolved resolve_named(const NamedPath& n, bool input) {
         r.file = resolve(n.path);
     } else {
         r.file = resolve(n.path);
-        r.device = fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st);
+        r.device = !input && is_device_path(n.path);  // /dev/stdout also when it is a file
     }
     return r;
 }

@@ -51,7 +51,8 @@ struct Outputs {
     VideoQueueStats video_stats;  // final after close_video()
     bool video_ok = true;
     std::string video_error;
-    std::string error;  // the first write error
+    std::string error;                 // the first write error
+    std::vector<std::string> written;  // the outputs finish() completed: "csv", "json", "video", "otb"
 
     bool open(const StreamPlan& a, const nlohmann::json& json_head, std::string* why) {
         if (!a.csv.empty() && !csv.open(a.csv, why)) return false;
@@ -88,6 +89,10 @@ struct Outputs {
         if (!ok) first_error();
         return ok;
     }
+    // A failure that is not a row's (the video): said once, by the run.
+    void note_error(const std::string& why) {
+        if (error.empty()) error = why;
+    }
     void first_error() {
         if (!error.empty()) return;
         for (const std::string* e : {&csv.error(), &json.error()})
@@ -121,11 +126,17 @@ struct Outputs {
         if (!encoder.empty()) {
             close_video();
             why = video_error;
-            report(video_ok && (!video_file.is_open() || video_file.commit(&why)));
+            const bool good = video_ok && (!video_file.is_open() || video_file.commit(&why));
+            report(good);
+            if (good) written.push_back("video");
         } else {
             video_file.discard();
         }
-        if (csv.is_open() || !csv.error().empty()) report(csv.close(&why));
+        if (csv.is_open() || !csv.error().empty()) {
+            const bool good = csv.close(&why);
+            report(good);
+            if (good) written.push_back("csv");
+        }
         nlohmann::json tail = json_tail;
         if (!encoder.empty())
             tail["video"] = {{"encoder", encoder},
@@ -133,9 +144,19 @@ struct Outputs {
                              {"waits", video_stats.waits},
                              {"wait_ms", video_stats.wait_ms},
                              {"queue", video_stats.depth}};
-        if (json.is_open() || !json.error().empty()) report(json.close(tail, &why));
+        if (json.is_open() || !json.error().empty()) {
+            const bool good = json.close(tail, &why);
+            report(good);
+            if (good) written.push_back("json");
+        }
+        bool otb_good = !otb.empty();
         for (auto& w : otb)
-            if (w->is_open() || !w->error().empty()) report(w->close(&why));
+            if (w->is_open() || !w->error().empty()) {
+                const bool good = w->close(&why);
+                report(good);
+                otb_good = otb_good && good;
+            }
+        if (otb_good) written.push_back("otb");
         return ok;
     }
 };
@@ -208,6 +229,53 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     auto t_progress = t_start;
 
     std::vector<AnnotatedTarget> shown;  // what the video shows of a frame (capacity kept)
+    // The frame and its boxes to the video writer's queue; false + *why when the video failed.
+    auto submit_video = [&](const LoopFrame& lf, const std::vector<TrackResult>& results, std::string* why) {
+        const Frame* f = lf.frame;
+        if (!out.video) {
+            VideoWriterOptions vo;
+            vo.fps = pipeline.fps() > 0 && pipeline.fps() <= 1000 ? pipeline.fps() : 25.0;
+            vo.quality = a.video_quality;
+            vo.hardware = true;
+            vo.yuv = f->yuv_format;
+            auto writer = VideoWriter::open(out.video_path, f->size(), vo, why);
+            if (!writer) return false;
+            out.encoder = writer->encoder();
+            out.encoder_note = writer->encoder_note();
+            out.video = std::make_unique<AsyncVideoWriter>(std::move(writer), kVideoQueueDepth);
+        }
+        // The source gives every frame the first frame's size; anything else is a bug to
+        // report, never a write past the buffer.
+        if (f->yuv.size() != yuv420_bytes(f->width, f->height)) {
+            *why = "frame " + std::to_string(lf.index) + " has no YUV picture for the video";
+            return false;
+        }
+        // Only copies here: the writer thread draws and encodes (waiting only when the queue
+        // is full).
+        VideoSlot* slot = out.video->acquire();
+        if (!slot) {
+            *why = out.video->error();
+            return false;
+        }
+        slot->yuv.assign(f->yuv.begin(), f->yuv.end());
+        slot->yuv_format = f->yuv_format;
+        slot->width = f->width;
+        slot->height = f->height;
+        shown.resize(results.size());
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            AnnotatedTarget& t = shown[i];
+            t.box = results[i].box;
+            t.color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
+            t.searched = a.heatmap && !lf.first;
+            if (t.searched) {
+                t.window = tracker.last_map_region(results[i].id);
+                t.map = i == 0 ? tracker.last_map(results[0].id) : MapView{};
+            }
+        }
+        annotate_frame(&slot->overlay, f->width, shown);
+        out.video->submit(slot);
+        return true;
+    };
     auto on_frame = [&](const LoopFrame& lf, std::vector<TrackResult>& results, std::string* why) {
         if (lf.first && !a.quiet)
             std::fprintf(stderr, "corrtrack%s: kernel %s%s\n", tag.c_str(), kernel.c_str(),
@@ -221,51 +289,10 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
                          lf.decoded_size.height, lf.size.width, lf.size.height, lf.size.width, lf.size.height);
         }
         const auto t_render = std::chrono::steady_clock::now();
-        if (!out.video_path.empty()) {
-            const Frame* f = lf.frame;
-            if (!out.video) {
-                VideoWriterOptions vo;
-                vo.fps = pipeline.fps() > 0 && pipeline.fps() <= 1000 ? pipeline.fps() : 25.0;
-                vo.quality = a.video_quality;
-                vo.hardware = true;
-                vo.yuv = f->yuv_format;
-                auto writer = VideoWriter::open(out.video_path, f->size(), vo, why);
-                if (!writer) return false;
-                out.encoder = writer->encoder();
-                out.encoder_note = writer->encoder_note();
-                out.video = std::make_unique<AsyncVideoWriter>(std::move(writer), kVideoQueueDepth);
-            }
-            // The source gives every frame the first frame's size; anything else is a bug
-            // to report, never a write past the buffer.
-            if (f->yuv.size() != yuv420_bytes(f->width, f->height)) {
-                *why = "frame " + std::to_string(lf.index) + " has no YUV picture for the video";
-                return false;
-            }
-            // Only copies here: the writer thread draws and encodes (waiting only when the
-            // queue is full).
-            VideoSlot* slot = out.video->acquire();
-            if (!slot) {
-                *why = out.video->error();
-                return false;
-            }
-            slot->yuv.assign(f->yuv.begin(), f->yuv.end());
-            slot->yuv_format = f->yuv_format;
-            slot->width = f->width;
-            slot->height = f->height;
-            shown.resize(results.size());
-            for (std::size_t i = 0; i < results.size(); ++i) {
-                AnnotatedTarget& t = shown[i];
-                t.box = results[i].box;
-                t.color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
-                t.searched = a.heatmap && !lf.first;
-                if (t.searched) {
-                    t.window = tracker.last_map_region(results[i].id);
-                    t.map = i == 0 ? tracker.last_map(results[0].id) : MapView{};
-                }
-            }
-            annotate_frame(&slot->overlay, f->width, shown);
-            out.video->submit(slot);
-        }
+        // A write error stops the run after this frame, whose rows the other outputs still
+        // get: every count (summary, JSON "frames") is then the rows they hold.
+        std::string failure;
+        if (!out.video_path.empty() && !submit_video(lf, results, &failure)) out.note_error(failure);
         const double render_ms =
             out.video_path.empty()
                 ? 0.0
@@ -273,17 +300,11 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
         for (std::size_t i = 0; i < results.size(); ++i) {
             results[i].times.render_ms = render_ms;
             const FrameRecord rec{lf.index, lf.pts, static_cast<int>(i), results[i]};
-            if (!out.write(rec)) {
-                *why = out.error;
-                return false;
-            }
+            if (!out.write(rec) && failure.empty()) failure = out.error;
             if (results[i].lost) ++lost_frames;
             if (i == 0) samples.add(results[i].times);
         }
-        if (!out.flush()) {
-            *why = out.error;
-            return false;
-        }
+        if (!out.flush() && failure.empty()) failure = out.error;
         ++frames_done;
         r->progress.store(frames_done, std::memory_order_relaxed);
         last_index = lf.index;
@@ -295,7 +316,8 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
             std::fprintf(stderr, tty ? "\rframe %ld%s%s  %.1f fps   " : "frame %ld%s%s  %.1f fps\n", frames_done,
                          total > 0 ? "/" : "", total > 0 ? std::to_string(total).c_str() : "", frames_done / secs);
         }
-        return true;
+        *why = failure;
+        return failure.empty();
     };
     TrackLoopOptions lo;
     lo.pacing.realtime = a.realtime;
@@ -351,6 +373,10 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
             if (!a.allow_damaged) exit_code = kExitDamaged;
         }
     }
+    // Frames lost after the last one tracked, or missing at the end, get their NaN lines as a
+    // gap in the middle does: line k of the OTB file stays source frame k.
+    if (!failed && !signalled && !limit_reached && (rep.end == EndReason::kClean || rep.end == EndReason::kDamaged))
+        for (auto& w : out.otb) w->pad_to(rep.delivered + rep.lost + rep.missing_at_end);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     nlohmann::json lost_at = rep.lost_at;
     const std::string end =
@@ -399,8 +425,17 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     r->encoder_note = out.encoder_note;
     r->video_stats = out.video_stats;
     r->video_ok = out.video_ok;
+    r->written = out.written;
     r->signalled = signalled;
     return exit_code;
+}
+
+std::vector<std::pair<std::string, std::string>> stream_outputs(const StreamPlan& p, const StreamResult& r) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [flag, path] : {std::pair{"csv", p.csv}, {"json", p.json}, {"video", p.video}, {"otb", p.otb}})
+        if (!path.empty() && std::find(r.written.begin(), r.written.end(), flag) != r.written.end())
+            out.emplace_back(flag, path);
+    return out;
 }
 
 void print_stream_summary(const TrackArgs& a, const StreamPlan& p, const std::string& kernel, const StreamResult& r) {
@@ -440,10 +475,7 @@ void print_stream_summary(const TrackArgs& a, const StreamPlan& p, const std::st
     if (r.signalled)
         std::printf("stopped     by %s after frame %ld; the outputs cover the frames up to it\n",
                     InterruptGuard::signal_name(), r.last_index);
-    if (frames > 0)
-        for (const auto& [flag, path] : {std::pair{"csv", p.csv}, {"json", p.json}, {"video", p.video}, {"otb", p.otb}})
-            if (!path.empty() && (path != p.video || r.video_ok))  // a failed video was said
-                std::printf("wrote %-5s %s\n", flag, path.c_str());
+    for (const auto& [flag, path] : stream_outputs(p, r)) std::printf("wrote %-5s %s\n", flag.c_str(), path.c_str());
 }
 
 }  // namespace corrtrack

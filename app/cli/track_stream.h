@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/cli/cli_common.h"
@@ -78,8 +79,13 @@ struct StreamResult {
     std::string encoder, encoder_note;
     VideoQueueStats video_stats;
     bool video_ok = true;
+    std::vector<std::string> written;  // outputs completed and in place: "csv", "json", "video", "otb"
     bool signalled = false;
 };
+
+// The outputs a stream completed, {flag, path} in the order csv, json, video, otb: what the
+// summaries may say was written (a failed output is not there).
+std::vector<std::pair<std::string, std::string>> stream_outputs(const StreamPlan& plan, const StreamResult& result);
 
 // Runs one stream: opens its outputs, the tracker and the input, tracks every frame, completes
 // the outputs and fills *result. Messages go to stderr as "corrtrack track: ..." (with the

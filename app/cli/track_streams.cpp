@@ -1,7 +1,5 @@
 #include "app/cli/track_streams.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -167,8 +165,9 @@ bool stream_output_path(const std::string& path, const std::string& name, const 
         result->clear();
         return true;
     }
-    struct stat st {};
-    if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // A device whatever it points to: /dev/stdout is a regular file when stdout is redirected
+    // to one, and /dev/stdout.<stream> would be created in /dev.
+    if (is_device_path(path)) {
         if (path == "/dev/null") {
             *result = path;
             return true;
@@ -328,10 +327,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
         const StreamPlan& p = plans[i];
         const StreamResult& r = *results[i];
         nlohmann::json outputs = nlohmann::json::object();
-        if (r.frames > 0)
-            for (const auto& [flag, path] :
-                 {std::pair{"csv", p.csv}, {"json", p.json}, {"video", p.video}, {"otb", p.otb}})
-                if (!path.empty() && (path != p.video || r.video_ok)) outputs[flag] = path;
+        for (const auto& [flag, path] : stream_outputs(p, r)) outputs[flag] = path;
         streams.push_back(
             {{"name", p.name},
              {"input", p.input},
@@ -414,15 +410,9 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
         std::printf("\n");
         if (signalled)
             std::printf("stopped     by %s; the outputs cover the frames tracked\n", InterruptGuard::signal_name());
-        for (std::size_t i = 0; i < n; ++i) {
-            const StreamPlan& p = plans[i];
-            const StreamResult& r = *results[i];
-            if (r.frames <= 0) continue;
-            for (const auto& [flag, path] :
-                 {std::pair{"csv", p.csv}, {"json", p.json}, {"video", p.video}, {"otb", p.otb}})
-                if (!path.empty() && (path != p.video || r.video_ok))
-                    std::printf("wrote %-5s %s\n", flag, path.c_str());
-        }
+        for (std::size_t i = 0; i < n; ++i)
+            for (const auto& [flag, path] : stream_outputs(plans[i], *results[i]))
+                std::printf("wrote %-5s %s\n", flag.c_str(), path.c_str());
         if (!a.json.empty() && summary_ok) std::printf("wrote json  %s (summary)\n", a.json.c_str());
     }
     return exit_code;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -19,6 +20,13 @@ namespace corrtrack {
 namespace fs = std::filesystem;
 
 namespace {
+
+// "%g" of a value for messages.
+std::string tok_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
 
 bool is_sequence_dir(const fs::path& d) {
     return fs::exists(d / "groundtruth_rect.txt") && (fs::is_directory(d / "img") || fs::exists(d / "video.mkv"));
@@ -73,24 +81,45 @@ bool parse_groundtruth(const std::string& text, const std::string& path, std::ve
         std::replace_if(
             line.begin(), line.end(), [](char c) { return c == ',' || c == '\t' || c == '\r'; }, ' ');
         std::istringstream ls(line);
-        std::string tok[4];
-        double v[4];
+        const std::string at = path + ":" + std::to_string(n) + ": ";
+        // Every field a number: a row ending in ",junk" is refused, never read as its first four.
+        std::vector<double> v;
         bool nan = false;
-        for (int i = 0; i < 4; ++i) {
-            if (!(ls >> tok[i])) {
-                *error = path + ":" + std::to_string(n) + ": expected x,y,w,h";
-                return false;
-            }
+        for (std::string tok; ls >> tok;) {
             char* end = nullptr;
-            v[i] = std::strtod(tok[i].c_str(), &end);
-            if (end == tok[i].c_str() || *end != '\0') {
-                const std::string shown = tok[i].size() > 40 ? tok[i].substr(0, 40) + "..." : tok[i];
-                *error = path + ":" + std::to_string(n) + ": '" + shown + "' is not a number";
+            const double x = std::strtod(tok.c_str(), &end);
+            if (end == tok.c_str() || *end != '\0') {
+                const std::string shown = tok.size() > 40 ? tok.substr(0, 40) + "..." : tok;
+                *error = at + "'" + shown + "' is not a number";
                 return false;
             }
-            nan = nan || !std::isfinite(v[i]);  // NaN (not visible), or inf: no usable box
+            nan = nan || !std::isfinite(x);  // NaN (not visible), or inf: no usable box
+            v.push_back(x);
         }
-        if (nan || v[2] <= 0 || v[3] <= 0)
+        if (v.size() != 4 && v.size() != 8) {
+            *error = at + "expected x,y,w,h or a polygon of 4 points (8 values), got " + std::to_string(v.size()) +
+                     " values";
+            return false;
+        }
+        if (nan) {
+            out->push_back(std::nullopt);
+            continue;
+        }
+        if (v.size() == 8) {  // a VOT polygon: its upright min/max box, as the datasets' boxes
+            const double x0 = std::min({v[0], v[2], v[4], v[6]}), x1 = std::max({v[0], v[2], v[4], v[6]});
+            const double y0 = std::min({v[1], v[3], v[5], v[7]}), y1 = std::max({v[1], v[3], v[5], v[7]});
+            v = {x0, y0, x1 - x0, y1 - y0};
+            if (!std::isfinite(v[2]) || !std::isfinite(v[3])) {  // corners 1e308 apart
+                out->push_back(std::nullopt);
+                continue;
+            }
+        }
+        if (v[2] < 0 || v[3] < 0) {
+            *error = at + "negative width or height (" + tok_text(v[2]) + "," + tok_text(v[3]) + ")";
+            return false;
+        }
+        // 0,0,0,0 and other empty boxes: the target is not visible (OTB's convention).
+        if (v[2] == 0 || v[3] == 0)
             out->push_back(std::nullopt);
         else
             out->push_back(BoxF{v[0] - 1, v[1] - 1, v[2], v[3]});
@@ -223,7 +252,13 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
             next = pipeline.acquire();
             if (next) next_slot = uploader->upload(*next);
         }
-        if (index == start) starts = sre_starts(**first, static_cast<int>(runs->size()), f->size());
+        if (index == start) {
+            starts = sre_starts(**first, static_cast<int>(runs->size()), f->size());
+            // The one-pass run starts from the true box as given: one outside the frame is
+            // refused by the tracker, as `track` refuses it, never clamped into the frame and
+            // scored. Only SRE's perturbed copies are kept inside.
+            starts[0] = **first;
+        }
         for (std::size_t k = 0; k < starts.size(); ++k) {
             SequenceRun& run = (*runs)[k];
             if (index < start) {
@@ -233,7 +268,8 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
                 trackers.push_back(std::make_unique<Tracker>(tracking, gpu));
                 std::string why;
                 if (!trackers.back()->init(f->frame_view(), starts[k], &why)) {
-                    *error = seq.name + ": " + why;
+                    *error = seq.name + ": " +
+                             (k == 0 ? "first ground-truth box (frame " + std::to_string(start) + "): " : "") + why;
                     pipeline.release(f);
                     if (next) pipeline.release(next);
                     return false;

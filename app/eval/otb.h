@@ -24,8 +24,11 @@ struct SequenceInfo {
 // A folder that is itself a sequence counts as a dataset of one.
 bool find_sequences(const std::string& dir, std::vector<SequenceInfo>* out, std::string* error);
 
-// One box per line (x,y,w,h; commas, tabs or spaces), OTB 1-based, returned 0-based.
-// Rows of NaN (target not visible) come back empty.
+// One box per line (x,y,w,h; commas, tabs or spaces), OTB 1-based, returned 0-based. A row
+// of 8 values is a VOT polygon, read as its upright min/max box. Rows with NaN or an empty box
+// (0,0,0,0: target not visible) come back empty. Anything else is refused with the file and
+// line: a field that is not a number (",junk"), another count of values, a negative width or
+// height.
 // At most kMaxGroundTruthBytes are read.
 constexpr std::size_t kMaxGroundTruthBytes = 64u << 20;
 bool load_groundtruth(const std::string& path, std::vector<std::optional<BoxF>>* out, std::string* error);

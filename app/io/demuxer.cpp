@@ -3,6 +3,7 @@
 
 #include "app/io/av_log.h"
 #include "app/io/libav_handles.h"
+#include "app/io/sequence_pattern.h"
 
 extern "C" {
 #include <libavutil/dict.h>
@@ -317,10 +318,16 @@ void Demuxer::read_stream_facts(const SourceOptions& options) {
             if (seconds > 0 && seconds * fps_ < 1e12) {
                 declared_frames_ = std::lround(seconds * fps_);
                 duration_count_ = true;
+                // Only a count that is not whole can lose a frame to rounding: a Matroska
+                // file cut by its last frame (1.00 s at 25 fps, 24 frames) is not whole.
+                declared_slack_ = std::fabs(seconds * fps_ - static_cast<double>(declared_frames_)) > 0.02 ? 1 : 0;
             }
         }
         frame_count_ = declared_frames_;
     }
+    // A sequence declares the images its scan found up to the first gap: one that ends the
+    // demuxer early (empty, unreadable) leaves the rest missing, never a clean end.
+    if (input_.kind == SourceKind::kImageSequence) declared_frames_ = frame_count_;
     if (!live_ && st->start_time != AV_NOPTS_VALUE) start_time_ = st->start_time;
 
     description_ = input_.display + ": " + avcodec_get_name(st->codecpar->codec_id) + " " +
@@ -330,6 +337,18 @@ void Demuxer::read_stream_facts(const SourceOptions& options) {
         description_ += ", live";
     else if (frame_count_ > 0)
         description_ += ", " + std::to_string(frame_count_) + " frames";
+}
+
+bool Demuxer::skip_to_image(long offset) {
+    if (input_.kind != SourceKind::kImageSequence || offset >= frame_count_) return false;
+    // image2's read_seek takes the image's offset from the first (its pts) and reads on from it.
+    return av_seek_frame(format_.get(), stream_->index, offset, AVSEEK_FLAG_ANY) >= 0;
+}
+
+std::string Demuxer::image_name(long offset) const {
+    SequencePattern sp;
+    if (!parse_sequence_pattern(input_.url, &sp)) return std::to_string(offset);
+    return sp.name(sequence_start_ + offset);
 }
 
 Demuxer::Wait Demuxer::wait_for_frame() {

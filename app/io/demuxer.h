@@ -62,7 +62,10 @@ public:
     long frame_count() const { return frame_count_; }
     long declared_frames() const { return declared_frames_; }  // -1: no promise
     bool duration_count() const { return duration_count_; }    // declared from duration x fps
-    int64_t start_time() const { return start_time_; }         // AV_NOPTS_VALUE for live
+    // Frames by which the packets read may fall short of declared_frames() and still be whole:
+    // 1 for a duration x fps count that is not a whole number (its rounding), else 0.
+    long declared_slack() const { return declared_slack_; }
+    int64_t start_time() const { return start_time_; }  // AV_NOPTS_VALUE for live
     long sequence_start() const { return sequence_start_; }
     long sequence_beyond_gap() const { return sequence_beyond_gap_; }
     double read_timeout_s() const { return read_timeout_s_; }
@@ -72,6 +75,11 @@ public:
     void arm_read_deadline() { deadline_.arm(read_timeout_s_); }
     // av_read_frame: 0, AVERROR(EAGAIN) (a non-blocking camera has nothing yet), or an error.
     int read_packet(AVPacket* pkt) { return av_read_frame(format_.get(), pkt); }
+    // Image sequences: the next packet is image `offset` (0: the first image); false if image2
+    // cannot go there.
+    bool skip_to_image(long offset);
+    // The file name of image `offset` of a sequence ("00004.png").
+    std::string image_name(long offset) const;
 
     // After AVERROR(EAGAIN): sleeps a moment (kAgain), or says why to stop waiting.
     enum class Wait { kAgain, kStopped, kStalled };
@@ -126,6 +134,7 @@ private:
     long frame_count_ = -1;
     long declared_frames_ = -1;  // what the container promises, for the truncation check
     bool duration_count_ = false;
+    long declared_slack_ = 0;
     int64_t start_time_ = AV_NOPTS_VALUE;
     long sequence_start_ = 0;
     long sequence_beyond_gap_ = 0;  // images after a missing number, which image2 skips

@@ -1,6 +1,7 @@
 // The end-of-input policy; see end_of_input.h.
 #include "app/io/end_of_input.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "app/io/av_log.h"
@@ -45,9 +46,11 @@ void InputTally::restart_decoding(long dropped_packets) {
 
 long missing_at_end(const Demuxer& input, const InputTally& tally, bool finished) {
     const long declared = input.declared_frames();
-    const long tolerance = input.duration_count() ? 1 : 0;  // a rounded duration x fps
-    if (!input.live() && declared > 0 && finished && tally.packets_read + tolerance < declared)
-        return declared - tally.packets_read;
+    const long tolerance = input.declared_slack();  // a rounded duration x fps
+    // Frames the demuxer skipped (a damaged block, an unreadable image) before the last one
+    // read are lost frames (a hole in the timestamps), not missing at the end.
+    const long read = std::max(tally.packets_read, tally.frames.next_index());
+    if (!input.live() && declared > 0 && finished && read + tolerance < declared) return declared - read;
     return 0;
 }
 
@@ -76,6 +79,10 @@ EndVerdict judge_end(const Demuxer& input, InputTally& tally) {
     const std::string lost_text = lost > 0 ? std::to_string(lost) + " frame(s) missing or undecodable (" +
                                                  list_frames(tally.frames.lost_at(), lost) + ")"
                                            : std::string();
+    if (tally.unreadable_images > 0)
+        return damaged("image sequence '" + input.input().url + "': " + std::to_string(tally.unreadable_images) +
+                       " image(s) could not be read, the first " + tally.first_unreadable +
+                       (lost > 0 ? "; " + lost_text : std::string()));
     if (tally.demux_error) {
         const std::string error = av_error_string(tally.demux_error) + tally.demux_error_detail;
         if (live) return failed("'" + name + "' stopped after frame " + last + ": " + error);
@@ -83,6 +90,11 @@ EndVerdict judge_end(const Demuxer& input, InputTally& tally) {
                        (lost > 0 ? "; " + lost_text : std::string()));
     }
     if (live) return {};
+    // The demuxer met the end inside a frame or an element: the file is cut short, whether or
+    // not the container declares its length.
+    if (!tally.eof_complaint.empty() && missing_at_end(input, tally, true) == 0)
+        return damaged("'" + name + "' is cut short after frame " + last + ": " + tally.eof_complaint +
+                       (lost > 0 ? "; " + lost_text : std::string()));
     const std::string errors = std::to_string(tally.decode_errors) + " decoding error(s), the first near frame " +
                                std::to_string(tally.first_decode_error_after) + ": " + tally.first_decode_error;
     // Missing frames matter most (a cut file's last packet also fails to decode, which is
@@ -91,6 +103,7 @@ EndVerdict judge_end(const Demuxer& input, InputTally& tally) {
         return damaged("'" + name + "' ended early: " + std::to_string(tally.packets_read) + " of " +
                        std::to_string(input.declared_frames()) + " frames read, " + std::to_string(tally.delivered) +
                        " decoded (input truncated or corrupt after frame " + last + ")" +
+                       (tally.eof_complaint.empty() ? std::string() : " (" + tally.eof_complaint + ")") +
                        (lost > 0 ? "; " + lost_text : std::string()) +
                        (tally.decode_errors > 0 ? "; " + errors : std::string()));
     if (lost > 0)

@@ -25,6 +25,9 @@ struct InputTally {
     std::string first_decode_error;
     int demux_error = 0;  // the demuxer's error other than EOF, or 0
     std::string demux_error_detail;
+    std::string eof_complaint;     // what the demuxer logged as it met the end ("File ended prematurely")
+    long unreadable_images = 0;    // images of a sequence that image2 could not read (skipped)
+    std::string first_unreadable;  // "00004.png (the file is empty)"
 
     void note_decode_error(const std::string& what);
     // A software decoder replaces NVDEC's probe: it meets the kept packets again (and their

@@ -1,5 +1,6 @@
 #include "app/io/frame_accounting.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -63,8 +64,14 @@ long FrameAccounting::frame_out(std::int64_t pts) {
 }
 
 void FrameAccounting::end_of_stream() {
-    // With unmatched timestamps the waiting packets may well have been shown: no verdict.
-    if (!unmatched_) mark_lost(static_cast<long>(pending_.size()));
+    if (!unmatched_) {
+        mark_lost(static_cast<long>(pending_.size()));
+    } else {
+        // Unmatched timestamps say nothing about which packets were shown, but every packet is
+        // a frame: those that did not come out are lost (a damaged MP4 once gave 1 frame of
+        // 25 and was called whole). Where they were is unknown: they count at the end.
+        mark_lost(std::max<long>(0, packets_ - next_));
+    }
     pending_.clear();
 }
 

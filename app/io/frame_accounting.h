@@ -8,7 +8,8 @@
 // number of frames before it, decoded or lost.
 // Timestamps that go back (concatenated streams, a restarted encoder) start a new epoch: the
 // epochs are kept apart and no hole is measured across them. Frames whose timestamp matches
-// no packet (timestamps missing or rewritten) are numbered in order and declare no loss.
+// no packet (timestamps missing or rewritten) are numbered in order and declare no loss where
+// they are; at the end, packets that gave no frame are still counted lost.
 // Thread rules: belongs to the thread that owns the FrameSource.
 #pragma once
 

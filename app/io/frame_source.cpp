@@ -17,9 +17,11 @@
 #include "app/io/frame_convert.h"
 #include "app/io/input_path.h"
 #include "app/io/libav_handles.h"
+#include "app/io/sequence_pattern.h"
 #include "app/util/stats.h"
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -53,6 +55,8 @@ private:
     // frames the decoder still holds). Empty: carry on with the loop.
     std::optional<ReadStatus> end_of_packets(int ret);
     bool fall_back_to_software();
+    // Why image `offset` of a sequence gave no packet (av_read_frame returned ret).
+    std::string image_failure(long offset, int ret) const;
     bool convert(const AVFrame* f, Frame& out);
     void stamp(const AVFrame* f, Frame& out);
     ReadStatus finish();
@@ -192,11 +196,22 @@ std::optional<ReadStatus> LibavSource::end_of_packets(int ret) {
         // Stalled or failed: the frames already decoded come first, then the failure.
         pending_failure_ = demuxer_.io_failure("stopped sending data");
         draining_ = true;
-        if (avcodec_send_packet(decoder_.context(), nullptr) < 0)
-            return fail(pending_failure_->first, pending_failure_->second);
+        const int flushed = avcodec_send_packet(decoder_.context(), nullptr);
+        if (flushed < 0 && flushed != AVERROR_EOF) tally_.note_decode_error(av_error_string(flushed));
         return std::nullopt;
     }
-    if (ret != AVERROR_EOF) {
+    // An image that image2 cannot read (empty, unreadable) ends its packets; the images after
+    // it are still there: count it and read on from the next (the hole in the timestamps
+    // makes it a lost frame).
+    const long image = tally_.packets_read + tally_.unreadable_images;
+    if (demuxer_.input().kind == SourceKind::kImageSequence && image < demuxer_.frame_count()) {
+        const std::string why = image_failure(image, ret);
+        if (tally_.unreadable_images++ == 0) tally_.first_unreadable = demuxer_.image_name(image) + " (" + why + ")";
+        if (demuxer_.skip_to_image(image + 1)) return std::nullopt;
+    } else if (ret == AVERROR_EOF && !demuxer_.live() && !last_av_log().empty()) {
+        tally_.eof_complaint = last_av_log();  // matroska's "File ended prematurely"
+    }
+    if (ret != AVERROR_EOF && tally_.unreadable_images == 0) {
         tally_.demux_error = ret;
         tally_.demux_error_detail = log_detail(av_error_string(ret));
     }
@@ -207,7 +222,10 @@ std::optional<ReadStatus> LibavSource::end_of_packets(int ret) {
         if (!fall_back_to_software()) return fail(error_);
         return std::nullopt;
     }
-    if (ret < 0 && ret != AVERROR_EOF) return finish();
+    // avcodec_send_packet decodes as it goes: an error here is an earlier packet's, and the
+    // flush was taken; the frames after the bad one still come out (a frame-threaded PNG or
+    // H.264 decoder holds them), so drain on.
+    if (ret < 0 && ret != AVERROR_EOF) tally_.note_decode_error(av_error_string(ret));
     return std::nullopt;
 }
 
@@ -280,6 +298,17 @@ ReadStatus LibavSource::decode_next(double* busy_ms) {
             errors_in_a_row = 0;
         }
     }
+}
+
+std::string LibavSource::image_failure(long offset, int ret) const {
+    std::error_code ec;
+    SequencePattern sp;
+    if (parse_sequence_pattern(demuxer_.input().url, &sp)) {
+        const std::filesystem::path file = std::filesystem::path(sp.dir) / demuxer_.image_name(offset);
+        if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0 && !ec)
+            return "the file is empty";
+    }
+    return ret == AVERROR_EOF ? "nothing could be read" : av_error_string(ret) + log_detail(av_error_string(ret));
 }
 
 bool LibavSource::convert(const AVFrame* f, Frame& out) {

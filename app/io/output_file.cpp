@@ -26,7 +26,33 @@ mode_t process_umask() {
     return mask;
 }
 
+// The descriptor N that /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name, or -1.
+// Such an output is written through a dup() of it, so that it shares the offset of what the
+// process writes there itself (reopening a redirected stdout would start at byte 0).
+int own_descriptor(const std::string& path) {
+    const std::string p = fs::path(path).lexically_normal().string();
+    if (p == "/dev/stdout") return STDOUT_FILENO;
+    if (p == "/dev/stderr") return STDERR_FILENO;
+    for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+        const std::string pre = prefix;
+        if (p.size() > pre.size() && p.compare(0, pre.size(), pre) == 0 &&
+            p.find_first_not_of("0123456789", pre.size()) == std::string::npos && p.size() - pre.size() < 6)
+            return std::stoi(p.substr(pre.size()));
+    }
+    return -1;
+}
+
 }  // namespace
+
+bool is_device_path(const std::string& path) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);  // follows symlinks
+    if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) return true;
+    fs::path abs = fs::absolute(path, ec);
+    if (ec) abs = path;
+    const std::string p = abs.lexically_normal().string();
+    return p.rfind("/dev/", 0) == 0 || p.rfind("/proc/", 0) == 0;
+}
 
 OutputFile::~OutputFile() {
     if (open_) discard();
@@ -54,12 +80,14 @@ bool OutputFile::open(const std::string& path, Mode mode, std::string* error) {
         if (error) *error = "cannot write '" + path + "': it is a folder";
         return false;
     }
-    if (fs::exists(st) && !fs::is_regular_file(st)) {
+    if (is_device_path(path)) {
         // A device or FIFO: written in place. O_NONBLOCK so that a FIFO nobody reads is an
         // error now (ENXIO) instead of a hang; writes block again once it is open.
         in_place_ = true;
         target_ = write_path_ = path;
-        const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        const int own = mode == Mode::kStream ? own_descriptor(path) : -1;
+        const int fd =
+            own >= 0 ? ::fcntl(own, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             const int err = errno;
             if (error)

@@ -54,6 +54,12 @@ private:
     bool open_ = false;
 };
 
+// Whether `path` names a device or FIFO, written in place: anything existing that is neither a
+// regular file nor a folder, and every path under /dev/ or /proc/ whatever it points to
+// (/dev/stdout is a regular file when stdout is redirected to one; a temporary beside it would
+// land in /dev, and a rename would replace the file the shell opened).
+bool is_device_path(const std::string& path);
+
 // Writes `text` to path through an OutputFile (temporary + rename).
 bool write_file_atomically(const std::string& path, const std::string& text, std::string* error);
 

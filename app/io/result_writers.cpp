@@ -113,6 +113,12 @@ bool OtbWriter::write(long frame, const BoxF& box) {
     return checked(out_, error_, text);
 }
 
+bool OtbWriter::pad_to(long frames) {
+    std::string text;
+    for (; next_frame_ < frames; ++next_frame_) text += "NaN,NaN,NaN,NaN\n";
+    return text.empty() || checked(out_, error_, text);
+}
+
 bool OtbWriter::flush() { return checked_flush(out_, error_); }
 
 bool OtbWriter::close(std::string* error) {

@@ -68,6 +68,9 @@ public:
     bool open(const std::string& path, std::string* error);
     bool is_open() const { return out_.is_open(); }
     bool write(long frame, const BoxF& box);
+    // NaN lines up to `frames` lines in all: source frames after the last box that were lost
+    // or are missing at the end, so that the file has a line for every frame of the source.
+    bool pad_to(long frames);
     bool flush();
     bool close(std::string* error);
     const std::string& error() const { return error_; }
