@@ -1,6 +1,5 @@
-// The planes of an NVDEC frame for display: NV12's Y plane (Frame::device) and its interleaved
-// UV plane, which Frame does not carry, read from the decoder's AVFrame that Frame::device.owner
-// holds (frame_convert.cpp's convert_device), with the frame's colour matrix and range.
+// The planes of an NVDEC frame for display: NV12's Y plane and its interleaved UV plane, with
+// the frame's colour matrix and range, as Frame::device carries them (frame_convert.cpp).
 // Thread rules: pure functions; the planes stay valid while the Frame's owner lives.
 #pragma once
 
@@ -23,10 +22,8 @@ struct Nv12Planes {
     bool full_range = false;
 };
 
-// The planes of `frame` when it is an NVDEC (CUDA, NV12) frame whose owner is the AVFrame
-// holding Frame::device.data; false otherwise (software frames, other layouts). With only the
-// Y plane found, uv stays null. Unspecified colour matrices count as BT.601, as the software
-// path (swscale) assumes.
+// The planes of `frame` when it is an NVDEC frame; false for software frames. Where the
+// decoder's surface is not NV12, uv stays null (grey).
 bool device_nv12_planes(const Frame& frame, Nv12Planes* out);
 
 }  // namespace corrtrack

@@ -19,10 +19,15 @@ inline std::size_t yuv420_bytes(int w, int h) {
     return static_cast<std::size_t>(w) * h + 2 * static_cast<std::size_t>((w + 1) / 2) * ((h + 1) / 2);
 }
 
-// The luma plane of a hardware-decoded frame (NV12's Y plane: 8-bit, pitch in bytes).
-struct DeviceLuma {
-    const std::uint8_t* data = nullptr;
+// The planes of a hardware-decoded NV12 frame in device memory: Y (8-bit, pitch in bytes), and
+// the interleaved UV plane ((width + 1) / 2 pairs a row, (height + 1) / 2 rows) with the
+// source's colour tags, for display and for colour on the device.
+struct DevicePlanes {
+    const std::uint8_t* data = nullptr;  // Y
     std::size_t pitch = 0;
+    const std::uint8_t* uv = nullptr;  // null when the decoder's surface is not NV12
+    std::size_t uv_pitch = 0;
+    YuvFormat format;             // unspecified matrices count as BT.601, as swscale assumes
     std::shared_ptr<void> owner;  // the AVFrame reference; releasing it recycles the surface
 };
 
@@ -40,7 +45,7 @@ struct Frame {
                              // video: the decoder's own planes where it gives 4:2:0, so no colour
                              // conversion; empty when not asked for
     YuvFormat yuv_format;    // how yuv's values map to colour (the source's tags)
-    DeviceLuma device;       // set by NVDEC decode, else empty
+    DevicePlanes device;     // set by NVDEC decode, else empty
     double decode_ms = 0.0;  // host time spent decoding and converting this frame
     std::chrono::steady_clock::time_point decode_start;  // when the decoder began this frame
 

@@ -79,7 +79,7 @@ bool FrameConverter::convert(const AVFrame* f, Frame& out) {
     if (f->format == AV_PIX_FMT_CUDA) {
         if (!convert_device(f, out)) return false;
     } else {
-        out.device = DeviceLuma{};  // releases the surface a reused slot may still hold
+        out.device = DevicePlanes{};  // releases the surface a reused slot may still hold
         if (!convert_host(f, out)) return false;
     }
     out.decoded_size = decoded;
@@ -216,7 +216,7 @@ bool FrameConverter::convert_device(const AVFrame* f, Frame& out) {
     if (Size{w, h} != out_size_) {
         // Another size than the first frame's: the kernels cannot take it as is. The frame goes
         // to the host and is scaled there like a software frame (rare: a resolution change).
-        out.device = DeviceLuma{};
+        out.device = DevicePlanes{};
         AVFrame* host = download_frame(f);
         return host && convert_host(host, out);
     }
@@ -229,6 +229,16 @@ bool FrameConverter::convert_device(const AVFrame* f, Frame& out) {
     out.height = h;
     out.device.data = ref->data[0];
     out.device.pitch = static_cast<std::size_t>(ref->linesize[0]);
+    const auto* frames =
+        ref->hw_frames_ctx ? reinterpret_cast<const AVHWFramesContext*>(ref->hw_frames_ctx->data) : nullptr;
+    const bool nv12 = frames && frames->sw_format == AV_PIX_FMT_NV12 && ref->data[1];
+    out.device.uv = nv12 ? ref->data[1] : nullptr;
+    out.device.uv_pitch = nv12 ? static_cast<std::size_t>(ref->linesize[1]) : 0;
+    out.device.format = {ref->colorspace == AVCOL_SPC_BT709 ? YuvMatrix::kBt709
+                         : ref->colorspace == AVCOL_SPC_BT2020_NCL || ref->colorspace == AVCOL_SPC_BT2020_CL
+                             ? YuvMatrix::kBt2020
+                             : YuvMatrix::kBt601,
+                         ref->color_range == AVCOL_RANGE_JPEG};
     out.device.owner = std::shared_ptr<void>(ref, [](void* p) {
         auto* frame = static_cast<AVFrame*>(p);
         av_frame_free(&frame);
