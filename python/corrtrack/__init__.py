@@ -34,7 +34,8 @@ from ._corrtrack import (
     tracker_option_defaults,
 )
 
-__version__ = "0.1.0"
+# One version for the package, the CLI and CMake: project(VERSION) in CMakeLists.txt.
+__version__: str = _core.__version__
 
 __all__ = [
     "KernelInfo", "Matcher", "Peak", "TrackResult", "Tracker", "VideoSource", "cuda_available",
