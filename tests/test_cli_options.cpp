@@ -1,8 +1,9 @@
-// The tracker's options are declared in three places: the CLI (add_tracker_options, with
-// ranges), validate() (app/track/options.cpp, with ranges) and the Python keywords
-// (python/src/tracker.cpp). This checks that all three agree, field by field: every CLI flag
-// has a row below, each row's ends are accepted and just outside refused by both the CLI and
-// validate(), the flag sets the field the row names, and Python exposes the same fields.
+// The tracker's numeric options are one table (tracker_option_ranges, app/track/options.cpp)
+// read by the CLI (add_tracker_options), validate() and the Python keywords
+// (python/src/tracker.cpp). This checks the three against the documented rows below, field by
+// field: every CLI flag has a row, each row's ends are accepted and just outside refused by
+// both the CLI and validate(), the flag sets the field the row names, and Python exposes the
+// same fields.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -133,15 +134,33 @@ TEST(CliTrackerOptions, CliAndValidateAcceptTheEndsAndRefuseJustOutside) {
     }
 }
 
-// python/src/tracker.cpp maps each keyword to a field as {"key", field(&TrackerOptions::member)}:
-// every key is its field's name, and the fields are exactly those of the CLI.
+// The table the CLI, validate() and Python read: the same rows, fields and ranges as above.
+TEST(CliTrackerOptions, TheSharedTableHoldsTheDocumentedRows) {
+    const auto& table = tracker_option_ranges();
+    ASSERT_EQ(table.size(), std::size(kRanged));
+    for (const RangedOption& r : kRanged) {
+        const auto it = std::find_if(table.begin(), table.end(),
+                                     [&](const TrackerOptionRange& t) { return std::string(t.flag) == r.flag; });
+        ASSERT_NE(it, table.end()) << r.flag;
+        EXPECT_STREQ(it->field, r.member);
+        EXPECT_EQ(it->lo, r.lo) << r.flag;
+        EXPECT_EQ(it->hi, r.hi) << r.flag;
+        EXPECT_EQ(it->integer != nullptr, is_int(r)) << r.flag;
+        EXPECT_EQ((it->real != nullptr) + (it->integer != nullptr), 1) << r.flag;
+    }
+}
+
+// python/src/tracker.cpp takes the numeric keywords from the table (keyed by field name) and
+// maps the others as {"key", field(&TrackerOptions::member)}: together, the CLI's fields.
 TEST(CliTrackerOptions, PythonKeywordsAreTheCliFields) {
     std::ifstream in(std::string(CORRTRACK_SOURCE_DIR) + "/python/src/tracker.cpp");
     ASSERT_TRUE(in) << "python/src/tracker.cpp not found";
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string src = ss.str();
+    ASSERT_NE(src.find("f.emplace(r.field,"), std::string::npos) << "Python no longer reads tracker_option_ranges()";
     std::set<std::string> python;
+    for (const TrackerOptionRange& r : tracker_option_ranges()) python.insert(r.field);
     const std::regex entry(R"re(\{"(\w+)",\s*field\(&TrackerOptions::(\w+)\)\})re");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), entry); it != std::sregex_iterator(); ++it) {
         EXPECT_EQ((*it)[1], (*it)[2]) << "Python keyword and field differ";
