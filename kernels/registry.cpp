@@ -1,4 +1,6 @@
 // The explicit kernel registry: one line per kernel, in the order `corrtrack kernels` shows.
+#include <stdexcept>
+
 #include "corrtrack/correlator.h"
 #include "cpu/cpu_kernels.h"
 #include "cuda/cuda_kernels.h"
@@ -8,17 +10,33 @@ namespace {
 
 bool always() { return true; }
 
+// What each availability check asks for, said to a user when it says no.
+struct Requirement {
+    bool (*available)();
+    const char* needs;
+};
+const Requirement kRequirements[] = {
+    {cuda_kernels_available, "a usable CUDA GPU"},
+    {cuda_mma_available, "a CUDA GPU of compute capability 8.0 or newer (int8 mma.sync)"},
+    {cuda_wgmma_available, "a Hopper GPU (sm_90) with wgmma"},
+#if CORRTRACK_HAVE_OPENCV
+    {cpu_opencv_available, "OpenCV"},
+#endif
+};
+
 }  // namespace
 
 const std::vector<KernelEntry>& kernel_registry() {
     static const std::vector<KernelEntry> entries = [] {
         std::vector<KernelEntry> e = {
-            {"cpu_ref", Device::kCpu, "brute-force exact sums, double combine: the oracle", always, make_cpu_ref},
-            {"cpu_fast", Device::kCpu, "integral images + direct or FFTW numerator, all cores", always, make_cpu_fast},
+            {"cpu_ref", Device::kCpu, "brute-force exact sums per window, double combine: the oracle", always,
+             make_cpu_ref},
+            {"cpu_fast", Device::kCpu, "integral-image window sums + direct or FFTW numerator, all cores", always,
+             make_cpu_fast},
         };
 #if CORRTRACK_HAVE_OPENCV
-        e.push_back({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED, a peer", cpu_opencv_available,
-                     make_cpu_opencv});
+        e.push_back({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED (float), a peer",
+                     cpu_opencv_available, make_cpu_opencv});
 #endif
         // CUDA kernels (kernels/cuda/): each line lands with its kernel, sweep row and bench row.
         e.push_back({"cuda_tex", Device::kCuda, "one thread per position, texture reads (Handbook corrTexTex)",
@@ -31,33 +49,37 @@ const std::vector<KernelEntry>& kernel_registry() {
                      "shared tile as words, 4 pixels per unsigned DP4A (Handbook corrShared4Dp4a)",
                      cuda_kernels_available, make_cuda_dp4a});
         e.push_back({"cuda_dp4a_ilp", Device::kCuda,
-                     "DP4A, several output columns per thread for ILP (Handbook corrShared4Dp4aIlp)",
-                     cuda_kernels_available, make_cuda_dp4a_ilp});
+                     "DP4A, 4 output columns per thread for ILP (Handbook corrShared4Dp4aIlp)", cuda_kernels_available,
+                     make_cuda_dp4a_ilp});
         // JPDC warp-shuffle family, the cuFFT baseline, and auto (which times the ones above it): keep auto last.
-        e.push_back({"cuda_shuffle", Device::kCuda, "JPDC warp shuffle: 32-lane register buffers, template broadcast",
+        e.push_back({"cuda_shuffle", Device::kCuda,
+                     "JPDC warp shuffle: 32-lane register buffers, template broadcast, fused NCC",
                      cuda_kernels_available, make_cuda_shuffle});
-        e.push_back({"cuda_shuffle_split", Device::kCuda, "JPDC split-row: template rows shared among warps, atomicAdd",
-                     cuda_kernels_available, make_cuda_shuffle_split});
+        e.push_back({"cuda_shuffle_split", Device::kCuda,
+                     "JPDC split-row: template rows shared among warps, atomicAdd, finish pass", cuda_kernels_available,
+                     make_cuda_shuffle_split});
         e.push_back({"cuda_shuffle_grouped", Device::kCuda,
-                     "JPDC grouped-overlap: 4 vertical outputs per thread share image rows", cuda_kernels_available,
-                     make_cuda_shuffle_grouped});
+                     "JPDC grouped-overlap: 4 outputs per thread share each image row, fused NCC",
+                     cuda_kernels_available, make_cuda_shuffle_grouped});
         e.push_back({"cuda_warp_per_overlap", Device::kCuda,
-                     "JPDC warp-per-overlap: one warp per window, warp reduction", cuda_kernels_available,
+                     "JPDC warp-per-overlap: a warp strides one window, shuffle reduction", cuda_kernels_available,
                      make_cuda_warp_per_overlap});
         e.push_back({"cuda_mma", Device::kCuda,
-                     "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + integral images",
+                     "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, 4 rows x 8 warps per block, "
+                     "4-byte A loads, fused NCC",
                      cuda_mma_available, make_cuda_mma});
         e.push_back({"cuda_mma_fused", Device::kCuda,
-                     "int8 tensor cores (mma.sync u8): Toeplitz template GEMM numerator + window sums from its shared "
-                     "tile, one launch",
+                     "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, window sums from the block's "
+                     "shared tile (no integral pass), one launch",
                      cuda_mma_available, make_cuda_mma_fused});
         e.push_back({"cuda_wgmma", Device::kCuda,
-                     "Hopper int8 wgmma (sm_90a): cuda_mma_fused's block, numerator by warpgroup MMA from a "
-                     "bulk-copied shared B",
+                     "Hopper int8 wgmma (m64n32k32 u8, A in registers, B by bulk copy into shared memory): "
+                     "Toeplitz template GEMM, window sums from the block's tile, one launch",
                      cuda_wgmma_available, make_cuda_wgmma});
-        e.push_back({"cuda_fft", Device::kCuda, "cuFFT double D2Z/Z2D numerator rounded exact + integral images",
+        e.push_back({"cuda_fft", Device::kCuda,
+                     "cuFFT double D2Z/Z2D numerator, rounded exact, integral-image denominator",
                      cuda_kernels_available, make_cuda_fft});
-        e.push_back({"auto", Device::kCuda, "times the CUDA kernels once per shape, then runs the fastest",
+        e.push_back({"auto", Device::kCuda, "times every CUDA kernel once per shape bucket, then runs the fastest",
                      cuda_kernels_available, make_auto});
         return e;
     }();
@@ -66,17 +88,20 @@ const std::vector<KernelEntry>& kernel_registry() {
 
 const std::vector<KernelEntry>& kernel_variants() {
     static const std::vector<KernelEntry> entries = {
-        {"cuda_dp4a_ilp_c2", Device::kCuda, "cuda_dp4a_ilp, 2 columns per thread", cuda_kernels_available,
+        {"cuda_dp4a_ilp_c2", Device::kCuda, "DP4A, 2 output columns per thread", cuda_kernels_available,
          [] { return make_cuda_dp4a_ilp_columns(2); }},
-        {"cuda_dp4a_ilp_c4", Device::kCuda, "cuda_dp4a_ilp, 4 columns per thread", cuda_kernels_available,
+        {"cuda_dp4a_ilp_c4", Device::kCuda, "DP4A, 4 output columns per thread", cuda_kernels_available,
          [] { return make_cuda_dp4a_ilp_columns(4); }},
-        {"cuda_dp4a_ilp_c8", Device::kCuda, "cuda_dp4a_ilp, 8 columns per thread", cuda_kernels_available,
+        {"cuda_dp4a_ilp_c8", Device::kCuda, "DP4A, 8 output columns per thread", cuda_kernels_available,
          [] { return make_cuda_dp4a_ilp_columns(8); }},
-        {"cuda_shuffle_grouped_r2", Device::kCuda, "cuda_shuffle_grouped, 2 rows per thread", cuda_kernels_available,
+        {"cuda_shuffle_grouped_r2", Device::kCuda,
+         "JPDC grouped-overlap: 2 outputs per thread share each image row, fused NCC", cuda_kernels_available,
          [] { return make_cuda_shuffle_grouped_rows(2); }},
-        {"cuda_shuffle_grouped_r4", Device::kCuda, "cuda_shuffle_grouped, 4 rows per thread", cuda_kernels_available,
+        {"cuda_shuffle_grouped_r4", Device::kCuda,
+         "JPDC grouped-overlap: 4 outputs per thread share each image row, fused NCC", cuda_kernels_available,
          [] { return make_cuda_shuffle_grouped_rows(4); }},
-        {"cuda_shuffle_grouped_r8", Device::kCuda, "cuda_shuffle_grouped, 8 rows per thread", cuda_kernels_available,
+        {"cuda_shuffle_grouped_r8", Device::kCuda,
+         "JPDC grouped-overlap: 8 outputs per thread share each image row, fused NCC", cuda_kernels_available,
          [] { return make_cuda_shuffle_grouped_rows(8); }},
         {"cuda_mma_r8", Device::kCuda, "cuda_mma's first shape: 8 rows per warp, 4 warps, 8-byte A loads",
          cuda_mma_available, [] { return make_cuda_mma_rows(8); }},
@@ -93,13 +118,14 @@ const std::vector<KernelEntry>& kernel_variants() {
         {"cuda_mma_a32_split", Device::kCuda,
          "cuda_mma_a32, SIT map + finish kernel, integral build overlapped on a second stream", cuda_mma_available,
          [] { return make_cuda_mma_variant("a32_split"); }},
-        {"cuda_mma_fused_w4", Device::kCuda, "cuda_mma_fused, 4 warps (16 output rows) per block", cuda_mma_available,
+        {"cuda_mma_fused_w4", Device::kCuda,
+         "cuda_mma_fused with 4 warps (16 output rows) per block: half the shared memory per block", cuda_mma_available,
          make_cuda_mma_fused_w4},
-        {"cuda_wgmma_w4", Device::kCuda, "cuda_wgmma, one warpgroup (16 output rows) per block", cuda_wgmma_available,
-         make_cuda_wgmma_w4},
-        {"cuda_wgmma_c8", Device::kCuda, "cuda_wgmma, B in 8-row chunks through 4 buffers", cuda_wgmma_available,
-         make_cuda_wgmma_c8},
-        {"cuda_wgmma_d2", Device::kCuda, "cuda_wgmma, two wgmma groups in flight", cuda_wgmma_available,
+        {"cuda_wgmma_w4", Device::kCuda, "cuda_wgmma with one warpgroup (16 output rows) per block",
+         cuda_wgmma_available, make_cuda_wgmma_w4},
+        {"cuda_wgmma_c8", Device::kCuda, "cuda_wgmma with B in 8-row chunks through 4 buffers (3 copies ahead)",
+         cuda_wgmma_available, make_cuda_wgmma_c8},
+        {"cuda_wgmma_d2", Device::kCuda, "cuda_wgmma with two wgmma groups in flight (3 A slots)", cuda_wgmma_available,
          make_cuda_wgmma_d2},
     };
     return entries;
@@ -124,11 +150,32 @@ std::unique_ptr<Correlator> make_correlator(std::string_view name, std::string* 
     }
     if (!e->available()) {
         if (why)
-            *why = std::string("kernel '") + e->name + "' is not available on this machine" +
-                   (e->device == Device::kCuda ? " (no usable CUDA GPU)" : "");
+            *why = std::string("kernel '") + e->name + "' is not available on this machine (" + unavailable_reason(*e) +
+                   ")";
         return nullptr;
     }
     return e->create();
+}
+
+KernelInfo registry_info(std::string_view name) {
+    const KernelEntry* e = find_kernel(name);
+    if (!e) throw std::logic_error("kernel '" + std::string(name) + "' is missing from kernels/registry.cpp");
+    return {e->name, e->device, e->summary};
+}
+
+std::string unavailable_reason(const KernelEntry& e) {
+    if (e.available()) return "";
+    // Every CUDA kernel needs a GPU first; say that rather than a finer requirement.
+    if (e.device == Device::kCuda && !cuda_available()) return "no usable CUDA GPU";
+    for (const Requirement& r : kRequirements)
+        if (r.available == e.available) return std::string("needs ") + r.needs;
+    return "its availability check says no";
+}
+
+std::string resolve_kernel(std::string_view name, bool have_gpu) {
+    if (name != "auto") return std::string(name);
+    const KernelEntry* e = find_kernel("auto");
+    return have_gpu && e && e->available() ? "auto" : "cpu_fast";
 }
 
 }  // namespace corrtrack

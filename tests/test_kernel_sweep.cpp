@@ -162,7 +162,7 @@ class KernelSweep : public ::testing::TestWithParam<std::string> {};
 TEST_P(KernelSweep, MatchesCpuRef) {
     const KernelEntry* entry = find_kernel(GetParam());
     ASSERT_NE(entry, nullptr);
-    if (!entry->available()) GTEST_SKIP() << GetParam() << ": no CUDA GPU on this machine, GPU sweep skipped";
+    if (!entry->available()) GTEST_SKIP() << GetParam() << ": " << unavailable_reason(*entry) << ", sweep skipped";
     auto kernel = entry->create();
     const auto cases = bench::cases_for(bench::kCheck, false);
     int checked = 0;
@@ -199,7 +199,8 @@ bool must_support_batches(const std::string& name) {
 TEST_P(KernelSweep, BatchedTemplatesMatchCpuRef) {
     const KernelEntry* entry = find_kernel(GetParam());
     ASSERT_NE(entry, nullptr);
-    if (!entry->available()) GTEST_SKIP() << GetParam() << ": no CUDA GPU on this machine, GPU batch sweep skipped";
+    if (!entry->available())
+        GTEST_SKIP() << GetParam() << ": " << unavailable_reason(*entry) << ", batch sweep skipped";
     auto kernel = entry->create();
     const auto cases = bench::cases_for(bench::kCheck, true);
     for (std::size_t c = 0; c < cases.size(); ++c) {

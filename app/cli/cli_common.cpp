@@ -74,18 +74,9 @@ CLI::Validator frame_count() {
 }
 
 void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
-    // Ranges: those of validate() (app/track/options.cpp), which the commands also call after
-    // parsing: wide enough for any sensible use, narrow enough that no value can exhaust memory
-    // or time (a 10x window of a 256 px template is 2560 px; 25 scales are 25 searches).
+    // Ranges: tracker_option_ranges() (app/track/options.cpp), which validate() checks too.
     cmd.add_option("--kernel,-k", o.kernel, "correlation kernel (see `corrtrack kernels`); auto = fastest here")
         ->capture_default_str();
-    add_ranged_option(cmd, "--search-factor", o.search_factor, "search window side as a multiple of the box side", 1.0,
-                      10.0);
-    add_ranged_option(cmd, "--min-template", o.min_template_side,
-                      "the template's shorter side stays at least this (while its longer side fits 256)", 0,
-                      kMaxTemplateSide / 4);
-    add_ranged_option(cmd, "--max-template", o.max_template_side, "boxes larger than this are matched at reduced scale",
-                      4, kMaxTemplateSide);
     cmd.add_option_function<std::string>(
         "--update",
         [&o](const std::string& s) {
@@ -93,41 +84,14 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
                 throw CLI::ValidationError("--update", "must be none, keyframe or blend");
         },
         "template update policy: none | keyframe | blend (default blend)");
-    add_ranged_option(cmd, "--blend-rate", o.blend_rate, "weight of the new appearance in a blend update", 0.0, 1.0);
-    add_ranged_option(cmd, "--keyframe-interval", o.keyframe_interval, "frames between keyframe updates", 1, 1000000);
-    add_ranged_option(cmd, "--update-min-score", o.update_min_score, "update the template only above this NCC", -1.0,
-                      1.0);
-    add_ranged_option(cmd, "--lost-score", o.lost_score, "below this NCC the target is lost", -1.0, 1.0);
-    add_ranged_option(cmd, "--recover-score", o.recover_score, "re-detection must reach this NCC", -1.0, 1.0);
-    add_ranged_option(cmd, "--scales", o.scales, "scales searched per frame (1 = no scale search)", 1, 25);
-    add_ranged_option(cmd, "--scale-penalty", o.scale_penalty, "score factor for picking a neighbouring scale", 0.0,
-                      1.0);
-    add_ranged_option(cmd, "--scale-rate", o.scale_rate, "share of each frame's scale estimate applied", 0.0, 1.0);
-    add_ranged_option(cmd, "--anchor", o.anchor, "weight of the first frame's appearance kept in the template", 0.0,
-                      1.0);
-    add_ranged_option(cmd, "--motion-penalty", o.motion_penalty, "NCC cost of a jump to the search window's edge", 0.0,
-                      10.0);
-    add_ranged_option(cmd, "--scale-step", o.scale_step, "ratio between neighbouring scales", 1.0, 2.0);
-    add_ranged_option(cmd, "--update-min-psr", o.update_min_psr, "learn only when the peak's PSR reaches this", 0.0,
-                      100.0);
-    add_ranged_option(cmd, "--lost-psr", o.lost_psr, "lost when the peak's PSR falls below this", 0.0, 100.0);
-    add_ranged_option(cmd, "--recover-psr", o.recover_psr, "a re-detection's PSR must reach this", 0.0, 100.0);
-    add_ranged_option(cmd, "--window-speed", o.window_speed, "window margin grows by this many frames of motion", 0.0,
-                      10.0);
     cmd.add_option("--scale-fit", o.scale_fit, "sub-step scale estimate")->capture_default_str();
-    add_ranged_option(cmd, "--velocity-gain", o.velocity_gain, "motion model gain (0: no prediction)", 0.0, 1.0);
-    add_ranged_option(cmd, "--memory", o.memory, "templates kept besides the working one", 0, 16);
-    add_ranged_option(cmd, "--scale-anchor", o.scale_anchor, "share of the first template in the scale pick", 0.0, 1.0);
-    add_ranged_option(cmd, "--colour", o.colour, "largest weight of the colour cue in each match (0: off)", 0.0, 1.0);
-    add_ranged_option(cmd, "--colour-rate", o.colour_rate, "learning rate of the colour model", 0.0, 1.0);
-    add_ranged_option(cmd, "--gradient", o.gradient, "weight of the gradient channel in each match (0: grey only)", 0.0,
-                      1.0);
-    add_ranged_option(cmd, "--redetect-budget", o.redetect_budget, "re-detection positions per frame (-1 auto, 0 all)",
-                      -1, 1000000000);
-    add_ranged_option(cmd, "--redetect-confirm", o.redetect_confirm, "frames a re-detection must hold", 1, 100);
-    add_ranged_option(cmd, "--redetect-margin", o.redetect_margin, "NCC lead of a re-detection over its runner-up", 0.0,
-                      2.0);
-    add_ranged_option(cmd, "--min-box-side", o.min_box_side, "smallest box side (pixels)", 1.0, 1e4);
+    // The numeric options: flags, help and ranges from the tracker's own table (options.h).
+    for (const TrackerOptionRange& r : tracker_option_ranges()) {
+        if (r.real)
+            add_ranged_option(cmd, r.flag, o.*r.real, r.help, r.lo, r.hi);
+        else
+            add_ranged_option(cmd, r.flag, o.*r.integer, r.help, static_cast<int>(r.lo), static_cast<int>(r.hi));
+    }
     // Backstop: all values together through the tracker's own check, so an option declared
     // without a range above is still a usage error (exit 2), never a failure at run time.
     cmd.parse_complete_callback([&o] {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/cli/commands.h"
+#include "app/cli/version.h"
 
 namespace corrtrack {
 namespace {
@@ -28,6 +29,15 @@ int run_command_line(int argc, const char* const* argv, bool dry_run, CommandReg
                      const char* bare_input_command) {
     CLI::App root{"corrtrack: real-time normalized cross-correlation tracking (CPU and CUDA)"};
     root.require_subcommand(1);
+    // CLI11 prints the text and a newline, then parse() throws CallForVersion (exit 0).
+    root.set_version_flag(
+        "--version",
+        [] {
+            std::string t = version_text();
+            t.pop_back();
+            return t;
+        },
+        "Print the version, git revision, CUDA runtime and the kernels usable here, then exit");
     CommandOutcome outcome;
     outcome.dry_run = dry_run;
     register_track_command(root, outcome);

@@ -35,48 +35,80 @@ std::string check(const char* name, double v, double lo, double hi) {
     return buf;
 }
 
-// The bounds that recur: an NCC score, a peak-to-sidelobe ratio, a fraction (a rate or weight).
-std::string check_score(const char* name, double v) { return check(name, v, -1.0, 1.0); }
-std::string check_psr(const char* name, double v) { return check(name, v, 0.0, 100.0); }
-std::string check_fraction(const char* name, double v) { return check(name, v, 0.0, 1.0); }
-
 }  // namespace
 
-std::string validate(const TrackerOptions& o) {
-    // The bounds keep every frame's work finite: 25 scales, windows up to 10x the box, a
-    // template up to the kernels' limit.
-    const std::string checks[] = {
-        check("search factor", o.search_factor, 1.0, 10.0),
-        check("window speed", o.window_speed, 0.0, 10.0),
-        check("max template side", o.max_template_side, 4, kMaxTemplateSide),
-        check("min template side", o.min_template_side, 0, kMaxTemplateSide / 4),
-        check_fraction("blend rate", o.blend_rate),
-        check("keyframe interval", o.keyframe_interval, 1, 1e6),
-        check_score("update min score", o.update_min_score),
-        check_psr("update min PSR", o.update_min_psr),
-        check_score("lost score", o.lost_score),
-        check_psr("lost PSR", o.lost_psr),
-        check_psr("recover PSR", o.recover_psr),
-        check_score("recover score", o.recover_score),
-        check("scales", o.scales, 1, 25),
-        check("scale step", o.scale_step, 1.0, 2.0),
-        check_fraction("scale penalty", o.scale_penalty),
-        check_fraction("scale rate", o.scale_rate),
-        check_fraction("anchor", o.anchor),
-        check_fraction("scale anchor", o.scale_anchor),
-        check("motion penalty", o.motion_penalty, 0.0, 10.0),
-        check_fraction("velocity gain", o.velocity_gain),
-        check("memory", o.memory, 0, 16),
-        check_fraction("gradient", o.gradient),
-        check_fraction("colour", o.colour),
-        check_fraction("colour rate", o.colour_rate),
-        check("re-detection budget", o.redetect_budget, -1, 1e9),
-        check("re-detection confirmation", o.redetect_confirm, 1, 100),
-        check("re-detection margin", o.redetect_margin, 0.0, 2.0),
-        check("min box side", o.min_box_side, 1.0, 1e4),
+const std::vector<TrackerOptionRange>& tracker_option_ranges() {
+    // The bounds keep every frame's work finite: 25 scales, windows up to 10x the box (a 10x
+    // window of a 256 px template is 2560 px), a template up to the kernels' limit; scores are
+    // NCC values, PSRs up to 100, rates and weights fractions.
+    static const std::vector<TrackerOptionRange> rows = {
+        {"search_factor", "--search-factor", "search factor", "search window side as a multiple of the box side", 1.0,
+         10.0, &TrackerOptions::search_factor, nullptr},
+        {"window_speed", "--window-speed", "window speed", "window margin grows by this many frames of motion", 0.0,
+         10.0, &TrackerOptions::window_speed, nullptr},
+        {"max_template_side", "--max-template", "max template side",
+         "boxes larger than this are matched at reduced scale", 4, kMaxTemplateSide, nullptr,
+         &TrackerOptions::max_template_side},
+        {"min_template_side", "--min-template", "min template side",
+         "the template's shorter side stays at least this (while its longer side fits 256)", 0, kMaxTemplateSide / 4,
+         nullptr, &TrackerOptions::min_template_side},
+        {"blend_rate", "--blend-rate", "blend rate", "weight of the new appearance in a blend update", 0.0, 1.0,
+         &TrackerOptions::blend_rate, nullptr},
+        {"keyframe_interval", "--keyframe-interval", "keyframe interval", "frames between keyframe updates", 1, 1e6,
+         nullptr, &TrackerOptions::keyframe_interval},
+        {"update_min_score", "--update-min-score", "update min score", "update the template only above this NCC", -1.0,
+         1.0, &TrackerOptions::update_min_score, nullptr},
+        {"update_min_psr", "--update-min-psr", "update min PSR", "learn only when the peak's PSR reaches this", 0.0,
+         100.0, &TrackerOptions::update_min_psr, nullptr},
+        {"lost_score", "--lost-score", "lost score", "below this NCC the target is lost", -1.0, 1.0,
+         &TrackerOptions::lost_score, nullptr},
+        {"lost_psr", "--lost-psr", "lost PSR", "lost when the peak's PSR falls below this", 0.0, 100.0,
+         &TrackerOptions::lost_psr, nullptr},
+        {"recover_psr", "--recover-psr", "recover PSR", "a re-detection's PSR must reach this", 0.0, 100.0,
+         &TrackerOptions::recover_psr, nullptr},
+        {"recover_score", "--recover-score", "recover score", "re-detection must reach this NCC", -1.0, 1.0,
+         &TrackerOptions::recover_score, nullptr},
+        {"scales", "--scales", "scales", "scales searched per frame (1 = no scale search)", 1, 25, nullptr,
+         &TrackerOptions::scales},
+        {"scale_step", "--scale-step", "scale step", "ratio between neighbouring scales", 1.0, 2.0,
+         &TrackerOptions::scale_step, nullptr},
+        {"scale_penalty", "--scale-penalty", "scale penalty", "score factor for picking a neighbouring scale", 0.0, 1.0,
+         &TrackerOptions::scale_penalty, nullptr},
+        {"scale_rate", "--scale-rate", "scale rate", "share of each frame's scale estimate applied", 0.0, 1.0,
+         &TrackerOptions::scale_rate, nullptr},
+        {"anchor", "--anchor", "anchor", "weight of the first frame's appearance kept in the template", 0.0, 1.0,
+         &TrackerOptions::anchor, nullptr},
+        {"scale_anchor", "--scale-anchor", "scale anchor", "share of the first template in the scale pick", 0.0, 1.0,
+         &TrackerOptions::scale_anchor, nullptr},
+        {"motion_penalty", "--motion-penalty", "motion penalty", "NCC cost of a jump to the search window's edge", 0.0,
+         10.0, &TrackerOptions::motion_penalty, nullptr},
+        {"velocity_gain", "--velocity-gain", "velocity gain", "motion model gain (0: no prediction)", 0.0, 1.0,
+         &TrackerOptions::velocity_gain, nullptr},
+        {"memory", "--memory", "memory", "templates kept besides the working one", 0, 16, nullptr,
+         &TrackerOptions::memory},
+        {"gradient", "--gradient", "gradient", "weight of the gradient channel in each match (0: grey only)", 0.0, 1.0,
+         &TrackerOptions::gradient, nullptr},
+        {"colour", "--colour", "colour", "largest weight of the colour cue in each match (0: off)", 0.0, 1.0,
+         &TrackerOptions::colour, nullptr},
+        {"colour_rate", "--colour-rate", "colour rate", "learning rate of the colour model", 0.0, 1.0,
+         &TrackerOptions::colour_rate, nullptr},
+        {"redetect_budget", "--redetect-budget", "re-detection budget",
+         "re-detection positions per frame (-1 auto, 0 all)", -1, 1e9, nullptr, &TrackerOptions::redetect_budget},
+        {"redetect_confirm", "--redetect-confirm", "re-detection confirmation", "frames a re-detection must hold", 1,
+         100, nullptr, &TrackerOptions::redetect_confirm},
+        {"redetect_margin", "--redetect-margin", "re-detection margin", "NCC lead of a re-detection over its runner-up",
+         0.0, 2.0, &TrackerOptions::redetect_margin, nullptr},
+        {"min_box_side", "--min-box-side", "min box side", "smallest box side (pixels)", 1.0, 1e4,
+         &TrackerOptions::min_box_side, nullptr},
     };
-    for (const std::string& c : checks)
-        if (!c.empty()) return c;
+    return rows;
+}
+
+std::string validate(const TrackerOptions& o) {
+    for (const TrackerOptionRange& r : tracker_option_ranges()) {
+        const double v = r.real ? o.*r.real : o.*r.integer;
+        if (std::string bad = check(r.label, v, r.lo, r.hi); !bad.empty()) return bad;
+    }
     return {};
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace corrtrack {
 
@@ -68,5 +69,19 @@ struct TrackerOptions {
 
 // Empty when every value is in range, else what is wrong (one line).
 std::string validate(const TrackerOptions& o);
+
+// One row per numeric option, the one place its range is written: validate(), the CLI's
+// flags (add_tracker_options) and the Python keywords (python/src/tracker.cpp) all read it.
+// Exactly one of `real` and `integer` is set.
+struct TrackerOptionRange {
+    const char* field;  // the TrackerOptions member, also the Python keyword
+    const char* flag;   // the CLI's
+    const char* label;  // what validate() calls it
+    const char* help;   // the CLI's help line
+    double lo, hi;      // ends included
+    double TrackerOptions::*real;
+    int TrackerOptions::*integer;
+};
+const std::vector<TrackerOptionRange>& tracker_option_ranges();
 
 }  // namespace corrtrack

@@ -18,17 +18,14 @@ namespace corrtrack {
 // millisecond of cpu_fast on two cores; the GPU searches the whole frame every frame.
 constexpr int kCpuRedetectBudget = 30000;
 
-std::string resolve_kernel_name(const std::string& name) {
-    if (name != "auto") return name;
-    if (const KernelEntry* e = find_kernel("auto"); e && e->available()) return "auto";
-    return "cpu_fast";
-}
+// What "auto" stands for is the registry's rule (resolve_kernel); here only which GPU counts.
+std::string resolve_kernel_name(const std::string& name) { return resolve_kernel(name, cuda_available()); }
 
 namespace {
 
-// "auto" in a context without a GPU (GpuUse::kNone on a machine with one) is the CPU's choice.
+// A context without a GPU (GpuUse::kNone on a machine with one) resolves as a machine without.
 std::string resolve_kernel_in(const std::string& kernel, const GpuContext& gpu) {
-    return kernel == "auto" && !gpu.available() ? "cpu_fast" : resolve_kernel_name(kernel);
+    return resolve_kernel(kernel, gpu.available());
 }
 
 }  // namespace

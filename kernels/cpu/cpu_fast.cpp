@@ -271,9 +271,7 @@ namespace {
 
 class CpuFast final : public CpuCorrelator {
 public:
-    CpuFast()
-        : CpuCorrelator(
-              {"cpu_fast", Device::kCpu, "integral-image window sums + direct or FFTW numerator, all cores"}) {}
+    CpuFast() : CpuCorrelator(registry_info("cpu_fast")) {}
     void set_template(ImageView templ, Stream) override {
         copy_template(templ);
         fft_ready_.assign(fft_ready_.size(), false);

@@ -11,8 +11,7 @@ namespace {
 
 class CpuOpenCv final : public CpuCorrelator {
 public:
-    CpuOpenCv()
-        : CpuCorrelator({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED (float), a peer"}) {}
+    CpuOpenCv() : CpuCorrelator(registry_info("cpu_opencv")) {}
     void set_template(ImageView templ, Stream) override {
         cv::Mat view(templ.height, templ.width, CV_8UC1, const_cast<std::uint8_t*>(templ.data), templ.pitch);
         view.copyTo(templ_mat_);

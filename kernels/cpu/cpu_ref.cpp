@@ -11,8 +11,7 @@ namespace {
 
 class CpuRef final : public CpuCorrelator {
 public:
-    CpuRef()
-        : CpuCorrelator({"cpu_ref", Device::kCpu, "brute-force exact sums per window, double combine: the oracle"}) {}
+    CpuRef() : CpuCorrelator(registry_info("cpu_ref")) {}
     void set_template(ImageView templ, Stream) override {
         templ_size_ = {templ.width, templ.height};
         copy_template(templ);

@@ -402,10 +402,10 @@ private:
         else if (!last_.empty())
             info_.summary = "auto -> " + last_;
         else
-            info_.summary = "times every CUDA kernel once per shape bucket, then runs the fastest";
+            info_.summary = registry_info("auto").summary;
     }
 
-    KernelInfo info_{"auto", Device::kCuda, ""};
+    KernelInfo info_ = registry_info("auto");
     mutable std::map<std::string, Instance> instances_;
     std::string forced_, forced_error_, last_, last_timings_;
     // The last template (host copy, packed rows), re-set on every kernel that has not seen it.

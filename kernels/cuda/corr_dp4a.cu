@@ -233,26 +233,15 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Correlator> make_cuda_dp4a() {
-    return std::make_unique<CudaDp4a>(
-        KernelInfo{"cuda_dp4a", Device::kCuda,
-                   "shared tile as words, 4 pixels per unsigned DP4A (Handbook corrShared4Dp4a)"},
-        1);
-}
+std::unique_ptr<Correlator> make_cuda_dp4a() { return std::make_unique<CudaDp4a>(registry_info("cuda_dp4a"), 1); }
 
 std::unique_ptr<Correlator> make_cuda_dp4a_ilp() {
-    return std::make_unique<CudaDp4a>(
-        KernelInfo{"cuda_dp4a_ilp", Device::kCuda,
-                   "DP4A, " + std::to_string(kDp4aIlpColumns) +
-                       " output columns per thread for ILP (Handbook corrShared4Dp4aIlp)"},
-        kDp4aIlpColumns);
+    return std::make_unique<CudaDp4a>(registry_info("cuda_dp4a_ilp"), kDp4aIlpColumns);
 }
 
 std::unique_ptr<Correlator> make_cuda_dp4a_ilp_columns(int columns) {
     if (columns != 2 && columns != 4 && columns != 8) return nullptr;
-    return std::make_unique<CudaDp4a>(KernelInfo{"cuda_dp4a_ilp_c" + std::to_string(columns), Device::kCuda,
-                                                 "DP4A, " + std::to_string(columns) + " output columns per thread"},
-                                      columns);
+    return std::make_unique<CudaDp4a>(registry_info("cuda_dp4a_ilp_c" + std::to_string(columns)), columns);
 }
 
 }  // namespace corrtrack

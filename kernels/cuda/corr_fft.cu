@@ -241,8 +241,7 @@ private:
         return *plans_.back();
     }
 
-    KernelInfo info_{"cuda_fft", Device::kCuda,
-                     "cuFFT double D2Z/Z2D numerator, rounded exact, integral-image denominator"};
+    KernelInfo info_ = registry_info("cuda_fft");
     TemplateUpload templ_;
     std::uint64_t templ_generation_ = 0;
     GpuIntegral integral_;

@@ -287,8 +287,8 @@ using CfgR4W8A32 = MmaCfg<4, 8, true, 0, false>;
 using CfgA32Split = MmaCfg<8, 4, true, 0, true>;
 
 template <class Cfg>
-std::unique_ptr<Correlator> make_mma(const std::string& name, const std::string& what) {
-    KernelInfo info{name, Device::kCuda, what};
+std::unique_ptr<Correlator> make_mma(const std::string& name) {
+    KernelInfo info = registry_info(name);
     if constexpr (Cfg::Split)
         return std::make_unique<CudaMmaSplit<Cfg>>(std::move(info));
     else
@@ -361,31 +361,22 @@ bool cuda_mma_available() {
     return available;
 }
 
-std::unique_ptr<Correlator> make_cuda_mma() {
-    return make_mma<CfgR4W8A32>("cuda_mma",
-                                "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, "
-                                "4 rows x 8 warps per block, 4-byte A loads, fused NCC");
-}
+std::unique_ptr<Correlator> make_cuda_mma() { return make_mma<CfgR4W8A32>("cuda_mma"); }
 
 std::unique_ptr<Correlator> make_cuda_mma_rows(int rows_per_warp) {
     if (rows_per_warp != 4 && rows_per_warp != 8) return nullptr;
     const std::string name = "cuda_mma_r" + std::to_string(rows_per_warp);
-    const std::string what = "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, " +
-                             std::to_string(rows_per_warp) + " rows per warp, fused NCC (first shape)";
-    if (rows_per_warp == 4) return make_mma<CfgR4>(name, what);
-    return make_mma<CfgBase>(name, what);
+    if (rows_per_warp == 4) return make_mma<CfgR4>(name);
+    return make_mma<CfgBase>(name);
 }
 
 std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag) {
     const std::string name = "cuda_mma_" + std::string(tag);
-    const std::string base = "int8 tensor cores (mma.sync m16n8k32 u8), ";
-    if (tag == "a32") return make_mma<CfgA32>(name, base + "A fragments as 4-byte shared loads");
-    if (tag == "a32e") return make_mma<CfgA32e>(name, base + "4-byte A loads, epilogue loads 4 outputs' corners first");
-    if (tag == "a32e2")
-        return make_mma<CfgA32e2>(name, base + "4-byte A loads, epilogue loads 2 outputs' corners first");
-    if (tag == "r4a32") return make_mma<CfgR4A32>(name, base + "4 rows per warp, 4-byte A loads");
-    if (tag == "a32_split")
-        return make_mma<CfgA32Split>(name, base + "4-byte A loads, SIT map + finish, integral on a second stream");
+    if (tag == "a32") return make_mma<CfgA32>(name);
+    if (tag == "a32e") return make_mma<CfgA32e>(name);
+    if (tag == "a32e2") return make_mma<CfgA32e2>(name);
+    if (tag == "r4a32") return make_mma<CfgR4A32>(name);
+    if (tag == "a32_split") return make_mma<CfgA32Split>(name);
     return nullptr;
 }
 

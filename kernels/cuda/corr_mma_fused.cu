@@ -156,16 +156,11 @@ private:
 }  // namespace
 
 std::unique_ptr<Correlator> make_cuda_mma_fused() {
-    return std::make_unique<CudaMmaFused<CfgFused>>(
-        KernelInfo{"cuda_mma_fused", Device::kCuda,
-                   "int8 tensor cores (mma.sync m16n8k32 u8): Toeplitz template GEMM, window sums from the block's "
-                   "shared tile (no integral pass), one launch"});
+    return std::make_unique<CudaMmaFused<CfgFused>>(registry_info("cuda_mma_fused"));
 }
 
 std::unique_ptr<Correlator> make_cuda_mma_fused_w4() {
-    return std::make_unique<CudaMmaFused<CfgFusedW4>>(
-        KernelInfo{"cuda_mma_fused_w4", Device::kCuda,
-                   "cuda_mma_fused with 4 warps (16 output rows) per block: half the shared memory per block"});
+    return std::make_unique<CudaMmaFused<CfgFusedW4>>(registry_info("cuda_mma_fused_w4"));
 }
 
 }  // namespace corrtrack

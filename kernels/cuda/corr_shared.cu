@@ -123,15 +123,10 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Correlator> make_cuda_shared() {
-    return std::make_unique<CudaShared>(
-        KernelInfo{"cuda_shared", Device::kCuda, "shared-memory tile + overfetch, 4-byte loads (Handbook corrShared)"},
-        4);
-}
+std::unique_ptr<Correlator> make_cuda_shared() { return std::make_unique<CudaShared>(registry_info("cuda_shared"), 4); }
 
 std::unique_ptr<Correlator> make_cuda_shared_u4() {
-    return std::make_unique<CudaShared>(
-        KernelInfo{"cuda_shared_u4", Device::kCuda, "shared-memory tile + overfetch, 16-byte uint4 loads"}, 16);
+    return std::make_unique<CudaShared>(registry_info("cuda_shared_u4"), 16);
 }
 
 }  // namespace corrtrack

@@ -311,9 +311,7 @@ private:
 
 class CudaShuffle final : public ShuffleFamily {
 public:
-    CudaShuffle()
-        : ShuffleFamily({"cuda_shuffle", Device::kCuda,
-                         "JPDC warp shuffle: 32-lane register buffers, template broadcast, fused NCC"}) {}
+    CudaShuffle() : ShuffleFamily(registry_info("cuda_shuffle")) {}
 
 private:
     void launch(const ShuffleArgs& a, MapView out, cudaStream_t s) override {
@@ -323,9 +321,7 @@ private:
 
 class CudaShuffleSplit final : public ShuffleFamily {
 public:
-    CudaShuffleSplit()
-        : ShuffleFamily({"cuda_shuffle_split", Device::kCuda,
-                         "JPDC split-row: template rows shared among warps, atomicAdd, finish pass"}) {}
+    CudaShuffleSplit() : ShuffleFamily(registry_info("cuda_shuffle_split")) {}
 
 private:
     void launch(const ShuffleArgs& a, MapView out, cudaStream_t s) override {
@@ -344,11 +340,7 @@ private:
 
 class CudaShuffleGrouped final : public ShuffleFamily {
 public:
-    CudaShuffleGrouped(int rows, std::string name)
-        : ShuffleFamily({std::move(name), Device::kCuda,
-                         "JPDC grouped-overlap: " + std::to_string(rows) +
-                             " outputs per thread share each image row, fused NCC"}),
-          rows_(rows) {}
+    CudaShuffleGrouped(int rows, std::string name) : ShuffleFamily(registry_info(name)), rows_(rows) {}
 
 private:
     void launch(const ShuffleArgs& a, MapView out, cudaStream_t s) override {
@@ -359,9 +351,7 @@ private:
 
 class CudaWarpPerOverlap final : public ShuffleFamily {
 public:
-    CudaWarpPerOverlap()
-        : ShuffleFamily({"cuda_warp_per_overlap", Device::kCuda,
-                         "JPDC warp-per-overlap: a warp strides one window, shuffle reduction"}) {}
+    CudaWarpPerOverlap() : ShuffleFamily(registry_info("cuda_warp_per_overlap")) {}
 
 private:
     void launch(const ShuffleArgs& a, MapView out, cudaStream_t s) override {

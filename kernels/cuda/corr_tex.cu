@@ -196,7 +196,7 @@ public:
     }
 
 private:
-    KernelInfo info_{"cuda_tex", Device::kCuda, "one thread per position, texture reads (Handbook corrTexTex)"};
+    KernelInfo info_ = registry_info("cuda_tex");
     TemplateUpload upload_;
     direct::NccRunCheck check_;
     FrameTextures textures_;

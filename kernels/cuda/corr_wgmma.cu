@@ -232,25 +232,19 @@ bool cuda_wgmma_available() {
 }
 
 std::unique_ptr<Correlator> make_cuda_wgmma() {
-    return std::make_unique<CudaWgmma<CfgWg>>(
-        KernelInfo{"cuda_wgmma", Device::kCuda,
-                   "Hopper int8 wgmma (m64n32k32 u8, A in registers, B by bulk copy into shared memory): "
-                   "Toeplitz template GEMM, window sums from the block's tile, one launch"});
+    return std::make_unique<CudaWgmma<CfgWg>>(registry_info("cuda_wgmma"));
 }
 
 std::unique_ptr<Correlator> make_cuda_wgmma_d2() {
-    return std::make_unique<CudaWgmma<CfgWgD2>>(
-        KernelInfo{"cuda_wgmma_d2", Device::kCuda, "cuda_wgmma with two wgmma groups in flight (3 A slots)"});
+    return std::make_unique<CudaWgmma<CfgWgD2>>(registry_info("cuda_wgmma_d2"));
 }
 
 std::unique_ptr<Correlator> make_cuda_wgmma_c8() {
-    return std::make_unique<CudaWgmma<CfgWgC8>>(KernelInfo{
-        "cuda_wgmma_c8", Device::kCuda, "cuda_wgmma with B in 8-row chunks through 4 buffers (3 copies ahead)"});
+    return std::make_unique<CudaWgmma<CfgWgC8>>(registry_info("cuda_wgmma_c8"));
 }
 
 std::unique_ptr<Correlator> make_cuda_wgmma_w4() {
-    return std::make_unique<CudaWgmma<CfgWgW4>>(
-        KernelInfo{"cuda_wgmma_w4", Device::kCuda, "cuda_wgmma with one warpgroup (16 output rows) per block"});
+    return std::make_unique<CudaWgmma<CfgWgW4>>(registry_info("cuda_wgmma_w4"));
 }
 
 }  // namespace corrtrack

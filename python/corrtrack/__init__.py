@@ -34,7 +34,8 @@ from ._corrtrack import (
     tracker_option_defaults,
 )
 
-__version__ = "0.1.0"
+# One version for the package, the CLI and CMake: project(VERSION) in CMakeLists.txt.
+__version__: str = _core.__version__
 
 __all__ = [
     "KernelInfo", "Matcher", "Peak", "TrackResult", "Tracker", "VideoSource", "cuda_available",
@@ -65,8 +66,8 @@ def device() -> str:
     """The GPU the CUDA kernels run on, or a note that there is none and the CPU kernels run."""
     if cuda_available():
         return cuda_device_description()
-    return "no CUDA GPU found: CPU kernels only (cpu_fast, cpu_ref" + (
-        ", cpu_opencv)" if any(k.name == "cpu_opencv" for k in kernels()) else ")")
+    cpu = [k.name for k in kernels() if k.device == "cpu" and k.available]  # from the registry
+    return "no CUDA GPU found: CPU kernels only (" + ", ".join(cpu) + ")"
 
 
 # ------------------------------------------------------------------------------ array plumbing
@@ -155,9 +156,7 @@ def _contiguous(a: Any, fw: str) -> Any:
 def _kernel_name(kernel: str, on_gpu: bool) -> str:
     if not isinstance(kernel, str):
         raise TypeError(f"kernel must be a kernel name (str), got {type(kernel).__name__}")
-    if kernel == "auto":
-        return "auto" if on_gpu else "cpu_fast"
-    return kernel
+    return _core._resolve_kernel(kernel, on_gpu)  # the registry's rule for "auto"
 
 
 def _templ_dims(templ: Any) -> Tuple[int, int, int, bool]:

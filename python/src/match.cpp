@@ -40,9 +40,13 @@ public:
             throw nb::value_error(why.c_str());
         }
         gpu_ = e->device == Device::kCuda;
-        if (gpu_ && !cuda_available())
-            throw std::runtime_error("kernel '" + kernel + "' needs a CUDA GPU and none was found (" +
-                                     "CPU kernels: cpu_fast, cpu_ref" + ")");
+        if (gpu_ && !cuda_available()) {
+            std::string cpu;  // the registry's CPU kernels usable here, not a list written twice
+            for (const KernelEntry& k : kernel_registry())
+                if (k.device == Device::kCpu && k.available()) cpu += std::string(cpu.empty() ? "" : ", ") + k.name;
+            throw std::runtime_error("kernel '" + kernel +
+                                     "' needs a CUDA GPU and none was found (CPU kernels: " + cpu + ")");
+        }
         if (!gpu_) device_ = -1;
         if (gpu_ && device_ < 0) CORRTRACK_CUDA(cudaGetDevice(&device_));  // e.g. a NumPy template
         DeviceGuard guard(device_);
@@ -230,6 +234,10 @@ std::vector<std::tuple<std::string, std::string, bool, std::string>> kernel_list
 }  // namespace
 
 void register_match(nb::module_& m) {
+    m.def(
+        "_resolve_kernel", [](const std::string& name, bool have_gpu) { return resolve_kernel(name, have_gpu); },
+        nb::arg("name"), nb::arg("have_gpu"),
+        "The kernel a name stands for: 'auto' is 'auto' with a usable GPU, else 'cpu_fast' (the registry's rule).");
     nb::class_<PyCorrelator>(m, "Correlator",
                              "One correlation kernel with its template and workspaces (sized once per shape).\n"
                              "Use corrtrack.Matcher or corrtrack.match_template rather than this class.")

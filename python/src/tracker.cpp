@@ -35,45 +35,23 @@ OptionField field(T TrackerOptions::*member) {
 }
 
 const std::map<std::string, OptionField>& option_fields() {
-    static const std::map<std::string, OptionField> fields = {
-        {"kernel", field(&TrackerOptions::kernel)},
-        {"search_factor", field(&TrackerOptions::search_factor)},
-        {"max_template_side", field(&TrackerOptions::max_template_side)},
-        {"min_template_side", field(&TrackerOptions::min_template_side)},
-        {"update",
-         {[](TrackerOptions& o, nb::handle v) {
-              const std::string s = nb::cast<std::string>(v);
-              if (!parse_update_policy(s, &o.update))
-                  throw nb::value_error(("update must be 'none', 'keyframe' or 'blend', got '" + s + "'").c_str());
-          },
-          [](const TrackerOptions& o) { return nb::cast(std::string(to_string(o.update))); }}},
-        {"blend_rate", field(&TrackerOptions::blend_rate)},
-        {"keyframe_interval", field(&TrackerOptions::keyframe_interval)},
-        {"update_min_score", field(&TrackerOptions::update_min_score)},
-        {"lost_score", field(&TrackerOptions::lost_score)},
-        {"recover_score", field(&TrackerOptions::recover_score)},
-        {"scales", field(&TrackerOptions::scales)},
-        {"scale_step", field(&TrackerOptions::scale_step)},
-        {"scale_penalty", field(&TrackerOptions::scale_penalty)},
-        {"scale_rate", field(&TrackerOptions::scale_rate)},
-        {"anchor", field(&TrackerOptions::anchor)},
-        {"motion_penalty", field(&TrackerOptions::motion_penalty)},
-        {"window_speed", field(&TrackerOptions::window_speed)},
-        {"update_min_psr", field(&TrackerOptions::update_min_psr)},
-        {"lost_psr", field(&TrackerOptions::lost_psr)},
-        {"recover_psr", field(&TrackerOptions::recover_psr)},
-        {"scale_fit", field(&TrackerOptions::scale_fit)},
-        {"velocity_gain", field(&TrackerOptions::velocity_gain)},
-        {"memory", field(&TrackerOptions::memory)},
-        {"gradient", field(&TrackerOptions::gradient)},
-        {"colour", field(&TrackerOptions::colour)},
-        {"colour_rate", field(&TrackerOptions::colour_rate)},
-        {"scale_anchor", field(&TrackerOptions::scale_anchor)},
-        {"redetect_budget", field(&TrackerOptions::redetect_budget)},
-        {"redetect_confirm", field(&TrackerOptions::redetect_confirm)},
-        {"redetect_margin", field(&TrackerOptions::redetect_margin)},
-        {"min_box_side", field(&TrackerOptions::min_box_side)},
-    };
+    static const std::map<std::string, OptionField> fields = [] {
+        std::map<std::string, OptionField> f = {
+            {"kernel", field(&TrackerOptions::kernel)},
+            {"scale_fit", field(&TrackerOptions::scale_fit)},
+            {"update",
+             {[](TrackerOptions& o, nb::handle v) {
+                  const std::string s = nb::cast<std::string>(v);
+                  if (!parse_update_policy(s, &o.update))
+                      throw nb::value_error(("update must be 'none', 'keyframe' or 'blend', got '" + s + "'").c_str());
+              },
+              [](const TrackerOptions& o) { return nb::cast(std::string(to_string(o.update))); }}},
+        };
+        // The numeric options, keyed by field name, from the tracker's table (options.h).
+        for (const TrackerOptionRange& r : tracker_option_ranges())
+            f.emplace(r.field, r.real ? field(r.real) : field(r.integer));
+        return f;
+    }();
     return fields;
 }
 

@@ -9,6 +9,7 @@ run cannot pass by skipping.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 import zlib
@@ -21,6 +22,13 @@ import corrtrack
 
 SOURCE_DIR = Path(os.environ.get("CORRTRACK_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 REQUIRE_GPU = os.environ.get("CORRTRACK_REQUIRE_GPU", "0") == "1"
+
+
+def project_version() -> str:
+    """The version written once, in CMakeLists.txt's project(corrtrack VERSION ...)."""
+    m = re.search(r"project\(corrtrack VERSION ([0-9][0-9.]*)", (SOURCE_DIR / "CMakeLists.txt").read_text())
+    assert m, "no project(corrtrack VERSION ...) in CMakeLists.txt"
+    return m.group(1)
 
 
 def cli_path() -> Path:

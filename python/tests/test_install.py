@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from conftest import SOURCE_DIR
+from conftest import SOURCE_DIR, project_version
 
 SMOKE = r"""
 import sys, numpy as np, corrtrack
@@ -33,7 +33,10 @@ assert (p.x, p.y) == (15, 10)
 import pathlib
 assert (pathlib.Path(corrtrack.__file__).parent / "_corrtrack.pyi").exists()
 assert "TM_CCOEFF_NORMED" in corrtrack.match_template.__doc__
-print("ok", corrtrack.device())
+import importlib.metadata
+# The wheel's metadata (scikit-build-core reads CMakeLists.txt) and the module agree.
+assert importlib.metadata.version("corrtrack") == corrtrack.__version__, corrtrack.__version__
+print("ok", corrtrack.__version__, corrtrack.device())
 """
 
 
@@ -53,4 +56,4 @@ def test_pip_install_in_a_fresh_venv(tmp_path):
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     r = subprocess.run([str(py), "-c", SMOKE], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("ok ")
+    assert r.stdout.startswith(f"ok {project_version()} "), r.stdout

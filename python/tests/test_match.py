@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import corrtrack
-from conftest import gpu_framework, random_image, require_module, to_device, to_host
+from conftest import gpu_framework, project_version, random_image, require_module, run_cli, to_device, to_host
 
 cv2 = require_module("cv2")
 
@@ -210,6 +210,13 @@ def test_kernels_list():
     for k in ks:
         assert k.available == (k.device == "cpu" or corrtrack.cuda_available()) or k.name.startswith("cuda_mma")
     assert len(corrtrack.kernels(variants=True)) > len(ks)
+
+
+def test_version_is_the_cmake_projects_and_the_clis():
+    assert corrtrack.__version__ == project_version()
+    r = run_cli("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == f"corrtrack {corrtrack.__version__}"
 
 
 def test_docs_and_stubs():

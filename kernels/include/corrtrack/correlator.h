@@ -97,6 +97,15 @@ const std::vector<KernelEntry>& kernel_variants();
 const KernelEntry* find_kernel(std::string_view name);
 // nullptr when the name is unknown or the kernel cannot run here; `why` says which.
 std::unique_ptr<Correlator> make_correlator(std::string_view name, std::string* why = nullptr);
+// A registered kernel's (or variant's) name, device and summary: the one place they are
+// written. Each kernel's info() is built from it, so `corrtrack kernels`, Python's kernels()
+// and a kernel's own info() cannot disagree. Throws std::logic_error for an unknown name.
+KernelInfo registry_info(std::string_view name);
+// "" when e can run here, else why not ("no usable CUDA GPU", "needs compute capability 8.0+ ...").
+std::string unavailable_reason(const KernelEntry& e);
+// The kernel "auto" stands for: "auto" (timed CUDA kernels) with a usable GPU, else
+// "cpu_fast". Every other name comes back as given.
+std::string resolve_kernel(std::string_view name, bool have_gpu);
 
 // True when a CUDA device is usable (checked once, cached).
 bool cuda_available();
