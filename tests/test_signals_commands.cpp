@@ -15,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <functional>
 #include <thread>
 
@@ -47,23 +48,23 @@ long lines_of(const std::string& path) {
     return n;
 }
 
-// An OTB sequence folder: video.mkv (a FIFO when `fifo`) and its 1-based ground truth; returns
-// the clip's bytes.
+// An OTB sequence folder: video.mkv and its 1-based ground truth. With `fifo`, the ground truth
+// is a FIFO (the run blocks reading it until the test writes it); returns its text.
 std::string write_sequence(const std::string& dir, bool fifo) {
     fs::create_directories(dir);
     SyntheticClipSpec spec;
     spec.frames = 30;
     std::string error;
-    const std::string clip = dir + (fifo ? "/clip.bytes" : "/video.mkv");
-    const auto truth = write_synthetic_clip(clip, spec, &error);
+    const auto truth = write_synthetic_clip(dir + "/video.mkv", spec, &error);
     EXPECT_EQ(truth.size(), 30u) << error;
-    std::ofstream gt(dir + "/groundtruth_rect.txt");
+    std::ostringstream gt;
     for (const TruthBox& b : truth) gt << b.x + 1 << "," << b.y + 1 << "," << b.w << "," << b.h << "\n";
-    if (!fifo) return {};
-    const std::string bytes = test::read_bytes(clip);
-    fs::remove(clip);
-    EXPECT_EQ(mkfifo((dir + "/video.mkv").c_str(), 0600), 0);
-    return bytes;
+    if (fifo) {
+        EXPECT_EQ(mkfifo((dir + "/groundtruth_rect.txt").c_str(), 0600), 0);
+        return gt.str();
+    }
+    std::ofstream(dir + "/groundtruth_rect.txt") << gt.str();
+    return {};
 }
 
 void write_all(int fd, const std::string& bytes) {
@@ -80,9 +81,10 @@ struct EvalCase {
 
 class EvalSignals : public ::testing::TestWithParam<EvalCase> {};
 
-// Sequences a_, b_ (with --jobs 2: a_ and b_ are the FIFOs, taken at once by the two jobs; with
-// one job: a normal a_, then the FIFO b_), then c_ and d_. The signal comes while the FIFO
-// sequences are open and empty; they are then fed whole and finish; c_ and d_ never start.
+// Sequences a_, b_ (with --jobs 2: both held by a FIFO ground truth, taken at once by the two
+// jobs; with one job: a normal a_, then b_ held so), then c_ and d_. The signal comes while the
+// held sequences wait for their ground truth; it is then written, they finish, and c_ and d_
+// never start.
 TEST_P(EvalSignals, FinishesTheSequencesInFlightAndWritesEveryOutput) {
     const auto [jobs, sig] = GetParam();
     TempDir dir("eval_signals");
@@ -102,7 +104,7 @@ TEST_P(EvalSignals, FinishesTheSequencesInFlightAndWritesEveryOutput) {
     // Each open returns once the run has opened that sequence for reading: it is in flight.
     std::vector<int> fds;
     for (const std::string& name : fifo_names) {
-        fds.push_back(::open((data + "/" + name + "/video.mkv").c_str(), O_WRONLY));
+        fds.push_back(::open((data + "/" + name + "/groundtruth_rect.txt").c_str(), O_WRONLY));
         ASSERT_GE(fds.back(), 0);
     }
     ::kill(s.pid, sig);
@@ -134,7 +136,10 @@ TEST_P(EvalSignals, FinishesTheSequencesInFlightAndWritesEveryOutput) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OneAndTwoJobs, EvalSignals,
-                         ::testing::Values(EvalCase{1, SIGTERM}, EvalCase{2, SIGINT}, EvalCase{1, SIGHUP}));
+                         ::testing::Values(EvalCase{1, SIGTERM}, EvalCase{2, SIGINT}, EvalCase{1, SIGHUP}),
+                         [](const ::testing::TestParamInfo<EvalCase>& info) {
+                             return "jobs" + std::to_string(info.param.jobs) + "_" + signal_text(info.param.sig);
+                         });
 
 // The kernel sweep: the signal comes once the first case reported (stderr); the case in flight
 // finishes, every later one is skipped, and the CSV and JSON hold every row.
