@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "app/io/annotate.h"
@@ -123,11 +125,13 @@ TEST(CameraModes, NonCameraGivesTheRefusalMessage) {
     }
 }
 
-// Records what it is given, slowly: a stand-in for an encoder that cannot keep up.
+// Records what it is given, slowly: a stand-in for an encoder that cannot keep up. `ahead`
+// (when set) tells how many frames the producer had submitted when each write began.
 class SlowWriter final : public VideoWriter {
 public:
     SlowWriter(std::vector<int>* seen, int delay_ms) : seen_(seen), delay_ms_(delay_ms) {}
     bool write_rgb(const std::uint8_t* rgb, std::size_t, std::string*) override {
+        if (submitted) lead = std::max(lead, submitted() - 1 - static_cast<long>(seen_->size()));
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
         seen_->push_back(rgb[0]);  // the frame number the producer wrote into its first byte
         return true;
@@ -144,6 +148,8 @@ public:
     }
     std::string encoder() const override { return "slow"; }
     bool closed = false;
+    std::function<long()> submitted;  // the queue's submitted count
+    long lead = 0;                    // most frames submitted beyond the one being written
 
 private:
     std::vector<int>* seen_;
@@ -153,7 +159,9 @@ private:
 TEST(AsyncVideo, SlowWriterGetsEveryFrameInOrderWithBackPressure) {
     std::vector<int> seen;
     auto w = std::make_unique<SlowWriter>(&seen, 15);
+    SlowWriter& writer = *w;
     AsyncVideoWriter q(std::move(w), 2);
+    writer.submitted = [&q] { return q.stats().submitted; };
     std::vector<const std::uint8_t*> buffers;
     for (int i = 0; i < 20; ++i) {
         VideoSlot* s = q.acquire();
@@ -172,8 +180,11 @@ TEST(AsyncVideo, SlowWriterGetsEveryFrameInOrderWithBackPressure) {
     for (int i = 0; i < 20; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], i);
     EXPECT_EQ(st.frames, 20);
     EXPECT_EQ(st.submitted, 20);
-    EXPECT_GE(st.waits, 10);  // the producer is ~instant, the writer 15 ms a frame: it waited
-    EXPECT_GT(st.wait_ms, 100);
+    // Back-pressure, whatever the machine's load: while the writer wrote frame i, the producer
+    // had submitted at most the one other slot's frame beyond it (how often it had to wait for
+    // that, and how long, depends on the scheduler: printed, not asserted).
+    EXPECT_LE(writer.lead, 1);
+    std::printf("producer waited %ld times, %.1f ms\n", st.waits, st.wait_ms);
     // The slots' buffers are reused: two distinct pixel buffers for twenty frames.
     std::sort(buffers.begin(), buffers.end());
     EXPECT_EQ(std::unique(buffers.begin(), buffers.end()) - buffers.begin(), 2);
@@ -205,9 +216,10 @@ TEST(AsyncVideo, WriteErrorReachesTheProducer) {
         s->width = s->height = 8;
         q.submit(s);
         ++accepted;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    EXPECT_LT(accepted, 50);
+    // No sleep needed: with both slots queued, acquire() waits for the writer, which fails on
+    // its third frame and ends the waiting with nullptr.
+    EXPECT_LE(accepted, 5);
     EXPECT_EQ(q.error(), "disk full");
     std::string error;
     EXPECT_FALSE(q.close(&error));

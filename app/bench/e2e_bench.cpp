@@ -13,6 +13,7 @@
 #include "app/bench/median_run.h"
 #include "app/bench/target_grid.h"
 #include "app/cli/cli_common.h"
+#include "app/cli/interrupt.h"
 #include "app/io/frame_source.h"
 #include "app/io/result_writers.h"
 #include "app/pipeline/frame_ring.h"
@@ -22,6 +23,10 @@
 
 namespace corrtrack {
 namespace {
+
+// The first SIGINT, SIGTERM or SIGHUP (InterruptGuard, installed by the command): the pass in
+// flight stops, no other starts, and the JSON holds the passes done.
+bool interrupted() { return InterruptGuard::signal_number() != 0; }
 
 struct Pass {
     bool ok = false;
@@ -39,6 +44,10 @@ struct Pass {
 Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std::vector<BoxF>& boxes_in,
               const E2eOptions& o, const GpuContext& gpu) {
     Pass p;
+    if (interrupted()) {
+        p.error = std::string("not run: stopped by ") + InterruptGuard::signal_name();
+        return p;
+    }
     TrackerOptions to;
     to.kernel = o.kernel;
     to.keep_maps = false;  // no heatmap: the pure tracking cost
@@ -46,6 +55,7 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
     if (!tracker.set_kernel(o.kernel, &p.error)) return p;
     SessionOptions so;
     so.source.input = clip;
+    so.source.stop = &InterruptGuard::flag();
     so.decode = decode;
     so.slots = 6;
     auto session = FrameSession::open(tracker, so, &p.error);
@@ -59,6 +69,7 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
     }
     TrackLoopOptions lo;
     lo.pacing.max_frames = o.frames;
+    lo.pacing.stop = &InterruptGuard::flag();
     lo.track = track;
     TrackLoopStats st;
     auto on_frame = [&](const LoopFrame&, std::vector<TrackResult>& results, std::string*) {
@@ -69,6 +80,10 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
         return true;
     };
     if (run_track_loop(*session, boxes, lo, on_frame, &st, &p.error) != 0) return p;
+    if (st.stopped || interrupted()) {  // a part of a pass is no measurement
+        p.error = std::string("stopped by ") + InterruptGuard::signal_name();
+        return p;
+    }
     if (!session->error().empty()) {
         p.error = session->error();
         return p;
@@ -131,7 +146,9 @@ nlohmann::json targets_rows(const E2eClip& clip, const E2eOptions& o, const GpuC
         }
         for (const DecodeMode mode : {DecodeMode::kSoftware, DecodeMode::kNvdec}) {
             if (mode == DecodeMode::kSoftware ? !wanted(o, mode) : !nvdec) continue;
+            if (interrupted()) return rows;
             const Pass p = best_of(clip.path, mode, true, grid.boxes, o, gpu);
+            if (interrupted()) return rows;
             if (!p.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %d targets: %s\n", clip.path.c_str(), n,
                              p.error.c_str());
@@ -201,8 +218,9 @@ int run_e2e_bench(const E2eOptions& o) {
         nlohmann::json cj = {{"clip", clip}, {"modes", nlohmann::json::array()}};
         std::vector<std::pair<double, double>> sw_centres, nvdec_centres;
         for (DecodeMode mode : {DecodeMode::kSoftware, DecodeMode::kNvdec}) {
-            if (!wanted(o, mode)) continue;
+            if (!wanted(o, mode) || interrupted()) continue;
             const Pass decode_only = best_of(clip, mode, false, boxes, o, gpu);
+            if (interrupted()) continue;
             if (!decode_only.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %s\n", clip.c_str(), decode_only.error.c_str());
                 rc = 1;
@@ -214,6 +232,7 @@ int run_e2e_bench(const E2eOptions& o) {
                 continue;
             }
             const Pass tracked = best_of(clip, mode, true, boxes, o, gpu);
+            if (interrupted()) continue;
             if (!tracked.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %s\n", clip.c_str(), tracked.error.c_str());
                 rc = 1;
@@ -251,7 +270,7 @@ int run_e2e_bench(const E2eOptions& o) {
         doc["clips"].push_back(cj);
     }
     // Many targets, then many streams, per clip.
-    if (!o.targets.empty() || !o.streams.empty()) {
+    if ((!o.targets.empty() || !o.streams.empty()) && !interrupted()) {
         std::vector<E2eClip> clips;
         for (const std::string& path : o.clips) {
             E2eClip clip;
@@ -277,9 +296,15 @@ int run_e2e_bench(const E2eOptions& o) {
             }
         }
     }
+    doc["interrupted"] = interrupted() ? nlohmann::json(InterruptGuard::signal_name()) : nlohmann::json(nullptr);
     if (!o.json.empty() && !write_json_file(o.json, doc, &error)) {
         std::fprintf(stderr, "corrtrack bench --e2e: %s\n", error.c_str());
         rc = 1;
+    }
+    if (interrupted()) {
+        std::fprintf(stderr, "corrtrack bench --e2e: stopped by %s; the results hold the passes done\n",
+                     InterruptGuard::signal_name());
+        return InterruptGuard::exit_code();
     }
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "app/bench/median_run.h"
+#include "app/cli/interrupt.h"
 #include "app/cli/track_streams.h"
 #include "app/pipeline/frame_session.h"
 #include "app/util/stats.h"
@@ -157,10 +158,15 @@ nlohmann::json run_streams_rows(const E2eClip& clip, const std::vector<BoxF>& bo
         std::printf("%-22s %-6s %s\n", clip.name.c_str(), to_string(mode), note.c_str());
         rows.push_back({{"decode", to_string(mode)}, {"unavailable", note}});
     }
+    // After a signal: the pass in flight stops with its streams (run_stream_set watches the
+    // flag), no other starts, and the rows done are kept.
+    const auto interrupted = [] { return InterruptGuard::signal_number() != 0; };
     for (const int n : o.streams) {
         for (const DecodeMode mode : modes) {
+            if (interrupted()) return rows;
             const StreamsPass t =
                 median_of_runs(o.repeats, [&] { return run_streams_pass(clip, boxes, n, mode, o, kernel); });
+            if (interrupted()) return rows;
             if (!t.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %d streams, %s: %s\n", clip.path.c_str(), n,
                              to_string(mode), t.error.c_str());
@@ -168,6 +174,7 @@ nlohmann::json run_streams_rows(const E2eClip& clip, const std::vector<BoxF>& bo
                 continue;
             }
             const Ceiling c = median_of_runs(o.repeats, [&] { return decode_ceiling(clip, t.decoders, o); });
+            if (interrupted()) return rows;
             if (!c.ok) {
                 std::fprintf(stderr, "corrtrack bench --e2e: %s: %d streams, %s: %s\n", clip.path.c_str(), n,
                              to_string(mode), c.error.c_str());

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"  // kExitInput
+#include "app/cli/interrupt.h"
 #include "app/eval/plot.h"
 #include "app/io/output_file.h"
 
@@ -173,6 +174,7 @@ bool write_json(const Report& rep, const std::vector<CpuPair>& pairs, const std:
                     {"mma_note", p.mma_note}};
     };
     doc["roofline"] = {{"gpu", peaks(rep.gpu_peaks)}, {"cpu", peaks(rep.cpu_peaks)}};
+    doc["interrupted"] = rep.interrupted.empty() ? json(nullptr) : json(rep.interrupted);
     doc["results"] = json::array();
     for (const Result& r : rep.rows) {
         json j{{"kernel", r.kernel->name},
@@ -332,6 +334,11 @@ int finish_report(const BenchOptions& o, const Plan& plan, Report rep, std::vect
             r.note = "not run: the bench stopped after a hung case";
             results.push_back(std::move(r));
         }
+    // A signal (InterruptGuard): the cases after it were skipped; the outputs say so.
+    if (InterruptGuard::signal_number() != 0) {
+        rep.interrupted = InterruptGuard::signal_name();
+        rep.header.push_back({"interrupted", rep.interrupted + ": the cases after it were not run (skipped)"});
+    }
     std::string error;
     // Rows in the table's column order: kernel, size, template, mode.
     const auto index_of = [](const auto& v, const auto& x) {

@@ -26,6 +26,7 @@ struct Report {
     GpuInfo gpu;
     Peaks gpu_peaks, cpu_peaks;  // the roofline's: a row is held to its own device's
     int batch = 0;               // --batch N: the batch columns are there when N > 0
+    std::string interrupted;     // the signal that stopped the bench ("SIGINT"), or empty
 
     const Result* find(const std::string& kernel, const KernelCase& c) const {
         const auto it = by_kernel_case.find(kernel + "|" + c.key());

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "app/bench/data.h"
+#include "app/cli/interrupt.h"
 #include "app/gpu/gpu_context.h"
 #include "app/util/stats.h"
 #include "corrtrack/cuda_util.h"
@@ -127,6 +128,15 @@ private:
                          mode_name(hung.c.mode));
             on_hang_(std::move(done));  // does not return
         }
+    }
+
+    // After the first SIGINT, SIGTERM or SIGHUP (InterruptGuard): the case in flight finishes,
+    // every later one is skipped, and the outputs are written with them.
+    static bool stopped(Status* status, std::string* note) {
+        if (InterruptGuard::signal_number() == 0) return false;
+        *status = Status::kSkipped;
+        *note = std::string("not run: stopped by ") + InterruptGuard::signal_name();
+        return true;
     }
 
     void run_all() {
@@ -271,6 +281,7 @@ private:
         const KernelEntry* k = r.kernel;
         const bool gpu = k->device == Device::kCuda;
         const double limit_ms = o_.max_seconds * 1000.0;
+        if (stopped(&r.status, &r.note)) return;
         if (o_.max_total_seconds > 0 &&
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() > o_.max_total_seconds) {
             r.status = Status::kSkipped;
@@ -383,6 +394,7 @@ private:
         b.n = n;
         const KernelEntry* k = r.kernel;
         const bool gpu = k->device == Device::kCuda;
+        if (stopped(&b.status, &b.note)) return;
         if (o_.max_total_seconds > 0 &&
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() > o_.max_total_seconds) {
             b.status = Status::kSkipped;

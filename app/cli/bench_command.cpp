@@ -12,6 +12,7 @@
 #include "app/bench/options.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/interrupt.h"
 #include "app/cli/output_paths.h"
 
 namespace corrtrack {
@@ -79,7 +80,8 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
         "Rows: every kernel x size x template x mode. Status: ok, unsupported (the kernel said why), "
         "skipped (too slow for --max-seconds, or --max-total-seconds), unavailable (no GPU) or error.\n"
         "Exit status: 0 when every case ran or was declined/skipped, 1 when a case failed or an output "
-        "could not be written, 2 for bad options.");
+        "could not be written, 2 for bad options; 130/143/129 after SIGINT/SIGTERM/SIGHUP (the case in flight "
+        "finishes, the rest are skipped, the outputs are written).");
     // --e2e switches from the kernel sweep to the whole pipeline (e2e_bench.h).
     auto e2e = std::make_shared<E2eOptions>();
     cmd->add_option("--e2e", e2e->clips,
@@ -165,10 +167,22 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
             if (outcome.dry_run) return;
             e2e->json = o->json;
             e2e->quiet = o->quiet;
+            // The first signal stops the pass in flight; the JSON then holds the passes done.
+            InterruptGuard interrupt("abandoning the pass in flight");
             outcome.exit_code = run_e2e_bench(*e2e);
             return;
         }
-        outcome.exit_code = bench::run_bench(*o, outcome.dry_run);
+        // The first signal lets the case in flight finish, skips the rest and writes every
+        // output with them (the run's exit code is then 128 + the signal).
+        InterruptGuard interrupt("finishing the case in flight");
+        const int code = bench::run_bench(*o, outcome.dry_run);
+        if (InterruptGuard::signal_number() != 0) {
+            std::fprintf(stderr, "corrtrack bench: stopped by %s; the outputs hold the cases done\n",
+                         InterruptGuard::signal_name());
+            outcome.exit_code = InterruptGuard::exit_code();
+            return;
+        }
+        outcome.exit_code = code;
     });
 }
 

@@ -9,6 +9,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/interrupt.h"
 #include "app/cli/output_paths.h"
 #include "app/eval/otb.h"
 #include "app/eval/plot.h"
@@ -102,6 +103,10 @@ int run_eval(const EvalArgs& a, bool dry_run) {
         return kExitUsage;
     }
     if (dry_run) return 0;
+    // The first SIGINT, SIGTERM or SIGHUP: the sequences in flight finish, no other starts,
+    // and every output is written for the sequences done (eval.json says "interrupted").
+    InterruptGuard interrupt("finishing the sequences in flight");
+    const auto interrupted = [] { return InterruptGuard::signal_number() != 0; };
     announce_compute_path();
     if (std::error_code ec; !a.results.empty() && !std::filesystem::create_directories(a.results, ec) && ec) {
         std::fprintf(stderr, "corrtrack eval: cannot create --results folder '%s': %s\n", a.results.c_str(),
@@ -114,6 +119,7 @@ int run_eval(const EvalArgs& a, bool dry_run) {
     // destroyed after they joined: jobs never wait on one another's kernels); the table comes
     // out in name order either way.
     struct Outcome {
+        bool run = false;  // false: a signal came before it started
         bool ok = false;
         std::string error;
         SequenceMetrics metrics;
@@ -127,8 +133,10 @@ int run_eval(const EvalArgs& a, bool dry_run) {
     std::atomic<std::size_t> next{0};
     auto work = [&](const GpuContext& gpu) {
         for (std::size_t i = next++; i < sequences.size(); i = next++) {
+            if (interrupted()) return;
             const SequenceInfo& seq = sequences[i];
             Outcome& out = outcomes[i];
+            out.run = true;
             out.ok =
                 evaluate_sequence(seq, a.tracker, gpu, &out.metrics, &out.boxes, &out.truth_rows, &out.error, a.sre);
         }
@@ -147,9 +155,14 @@ int run_eval(const EvalArgs& a, bool dry_run) {
                           {"failed", nlohmann::json::object()}};
     if (!a.quiet) std::printf("%-20s %7s %7s %7s %9s %6s\n", "sequence", "frames", "AUC", "P@20", "fps", "lost");
     int failures = 0;
+    nlohmann::json not_run = nlohmann::json::array();
     for (std::size_t i = 0; i < sequences.size(); ++i) {
         const SequenceInfo& seq = sequences[i];
         const Outcome& out = outcomes[i];
+        if (!out.run) {
+            not_run.push_back(seq.name);
+            continue;
+        }
         if (!out.ok) {
             std::fprintf(stderr, "corrtrack eval: %s\n", out.error.c_str());
             doc["failed"][seq.name] = out.error;  // as Python's eval_otb reports it
@@ -181,6 +194,19 @@ int run_eval(const EvalArgs& a, bool dry_run) {
             ++failures;
         }
     }
+    doc["interrupted"] = interrupted() ? nlohmann::json(InterruptGuard::signal_name()) : nlohmann::json(nullptr);
+    doc["not_run"] = not_run;
+    if (interrupted()) {
+        std::fprintf(stderr, "corrtrack eval: stopped by %s: %zu of %zu sequences evaluated, %zu not run\n",
+                     InterruptGuard::signal_name(), per.size(), sequences.size(), not_run.size());
+        if (per.empty()) {  // nothing to average or draw: the JSON says so
+            doc["mean"] = nullptr;
+            if (!a.json.empty() && !write_json_file(a.json, doc, &error))
+                std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
+            if (!a.plot.empty()) std::fprintf(stderr, "corrtrack eval: no plot: no sequence was evaluated\n");
+            return InterruptGuard::exit_code();
+        }
+    }
     if (per.empty()) {
         std::fprintf(stderr, "corrtrack eval: no sequence could be evaluated\n");
         // The JSON still says why each one failed.
@@ -209,18 +235,20 @@ int run_eval(const EvalArgs& a, bool dry_run) {
             "%-20s %7ld %7.3f %7.3f %9.1f   (median fps %.1f)\n"
             "lost flag: on %.1f%% of wrong boxes (IoU < 0.1), %.1f%% of flags on wrong boxes\n",
             "mean", mean.frames, mean.auc, mean.prec20, mean.fps, median(fps), 100 * flag_recall, 100 * flag_precision);
+    bool written = true;
     if (!a.json.empty() && !write_json_file(a.json, doc, &error)) {
         std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());
-        return kExitInput;
+        written = false;
     }
     if (!a.plot.empty()) {
         const plot::RenderResult r = plot::render_png(make_figure(names, per, mean, kernel), a.plot);
         if (!r.ok) {
             std::fprintf(stderr, "corrtrack eval: plot: %s\n", r.error.c_str());
-            return kExitInput;
+            written = false;
         }
     }
-    return failures > 0 ? kExitInput : 0;
+    if (interrupted()) return InterruptGuard::exit_code();
+    return failures > 0 || !written ? kExitInput : 0;
 }
 
 }  // namespace

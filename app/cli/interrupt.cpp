@@ -3,6 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+
 namespace corrtrack {
 namespace {
 
@@ -10,16 +13,16 @@ std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_previous[3];
+// The first signal's line, made before the handlers are installed: the handler only writes it.
+char g_line[256];
+std::size_t g_line_size = 0;
 
 // Async-signal-safe: lock-free atomics, write(2) and _exit(2) only.
 void on_signal(int sig) {
     int expected = 0;
     if (!g_signal.compare_exchange_strong(expected, sig)) _exit(128 + sig);
     g_stop.store(true);
-    static const char kMessage[] =
-        "\ncorrtrack: stopping: finishing the frame in flight and writing the outputs "
-        "(signal again to quit at once)\n";
-    const ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+    const ssize_t ignored = write(STDERR_FILENO, g_line, g_line_size);
     (void)ignored;
 }
 
@@ -28,7 +31,11 @@ static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_alw
 
 }  // namespace
 
-InterruptGuard::InterruptGuard() {
+InterruptGuard::InterruptGuard(const char* in_flight) {
+    const int n =
+        std::snprintf(g_line, sizeof g_line,
+                      "\ncorrtrack: stopping: %s and writing the outputs (signal again to quit at once)\n", in_flight);
+    g_line_size = n < 0 ? 0 : std::min(static_cast<std::size_t>(n), sizeof g_line - 1);
     g_stop.store(false);
     g_signal.store(0);
     struct sigaction sa {};

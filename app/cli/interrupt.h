@@ -11,7 +11,9 @@ namespace corrtrack {
 
 class InterruptGuard {
 public:
-    InterruptGuard();   // installs the handlers (and resets the flag)
+    // Installs the handlers (and resets the flag). `in_flight` completes the first signal's
+    // line "stopping: IN_FLIGHT and writing the outputs" (default: finishing the frame in flight).
+    explicit InterruptGuard(const char* in_flight = "finishing the frame in flight");
     ~InterruptGuard();  // restores the previous handlers
     InterruptGuard(const InterruptGuard&) = delete;
     InterruptGuard& operator=(const InterruptGuard&) = delete;

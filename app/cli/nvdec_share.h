@@ -14,7 +14,8 @@
 // without a drop, while 8 on NVDEC and 24 on the CPU dropped 324 late frames (H200,
 // bench/results/h200_2026-12-02b): the CPU decoders compete with the trackers for the cores.
 //
-// Streams take their decoder as they start, in input order (all at once without --jobs), and
+// Streams take their decoder in input order: all before any starts without --jobs (so the
+// choice cannot depend on which thread runs first), else each as it starts; they
 // give it back when they end, so with --jobs the next stream to start takes the place. Only
 // files and URLs count (NVDEC serves nothing else); a file whose codec NVDEC declines still
 // holds its place until it ends (its codec is known only once it is open). --decode nvdec

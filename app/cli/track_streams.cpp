@@ -209,6 +209,12 @@ StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& p
     std::mutex start_mutex;
     std::size_t next = 0;
     NvdecShare share(a.nvdec_streams, a.nvdec_rate);
+    // All at once (jobs == n): every stream takes its decoder here, in input order, before any
+    // thread starts, so that a stream that ends early cannot hand its place to a later one
+    // whose thread happened to start late. With fewer jobs they take it as they start.
+    const bool all_at_once = jobs == n;
+    if (all_at_once)
+        for (std::size_t i = 0; i < n; ++i) run.decoders[i] = share.take(plans[i].decode, candidate[i], paced_rate[i]);
     const auto t_start = std::chrono::steady_clock::now();
 
     // One GPU context per worker, made here before any thread starts and destroyed after every
@@ -228,8 +234,8 @@ StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& p
                 if (stop.load()) return;  // a signal: streams not started yet stay so
                 i = next++;
                 if (i >= n) return;
-                choice = share.take(plans[i].decode, candidate[i], paced_rate[i]);
-                run.decoders[i] = choice;
+                if (!all_at_once) run.decoders[i] = share.take(plans[i].decode, candidate[i], paced_rate[i]);
+                choice = run.decoders[i];
             }
             ++running;
             StreamResult& r = *results[i];

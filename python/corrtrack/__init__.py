@@ -269,6 +269,7 @@ class Matcher:
 
     device: None takes the template's own (host: CPU kernels; a CUDA array: its GPU);
     "cpu", "cuda", "cuda:N" or a device ordinal pick one, e.g. a NumPy template for CUDA images.
+    Threads: any thread may call match(); calls on one Matcher run one at a time.
     """
 
     def __init__(self, templ: Any, kernel: str = "auto", device: Union[None, str, int] = None,
@@ -331,6 +332,7 @@ def find_peak(map: Any, exclusion_radius: int = 0, *, stream: Optional[int] = No
     the peak-to-sidelobe ratio (score - mean) / stddev outside it. exclusion_radius <= 0 picks
     max(2, min(map width, map height) / 8). Map coordinates: add roi's (x, y) for the image.
     A device map is searched on the GPU, on the caller's stream, and only the result returns.
+    A map with no value above -2 (every value NaN) has no peak: ValueError. Thread-safe.
     """
     fw = _framework(map, "map")
     index = _cuda_index(map, fw)
@@ -352,6 +354,9 @@ class Tracker:
     kernel "auto" (the default) runs the fastest CUDA kernel with a GPU, else cpu_fast. A GPU
     tracker takes NumPy frames (copied to the device) or CuPy / PyTorch CUDA frames (read in
     place, ordered after the caller's current stream); a CPU tracker takes NumPy frames.
+
+    Threads: any thread may call any method; calls on one Tracker run one at a time (they wait
+    for each other with the GIL released). For parallel work, give each thread its own Tracker.
     """
 
     def __init__(self, **options: Any):
@@ -420,6 +425,10 @@ class VideoSource:
             why; "sw": always the CPU.
     Each frame is a new array; index and pts describe the last one. An input that is corrupt
     or ends early raises OSError after its last good frame; one that cannot be opened, at once.
+
+    Threads: several threads may take frames from one source; each frame goes to one of them
+    (a frame is taken and copied under a lock). close() may come from any thread: an iteration
+    in another thread then ends with StopIteration, and next() after close() raises ValueError.
     """
 
     def __init__(self, source: Union[str, int], decode: str = "auto", output: str = "numpy",
@@ -433,11 +442,18 @@ class VideoSource:
         self.index = -1
         self.pts = 0.0
         self._like = None
+        # next, copy_to and release as one step: another thread's next() would release the
+        # frame this one is copying. close() does not take it (it must wake a waiting next()).
+        self._lock = threading.Lock()
 
     def __iter__(self) -> Iterator[Any]:
         return self
 
     def __next__(self) -> Any:
+        with self._lock:
+            return self._next_locked()
+
+    def _next_locked(self) -> Any:
         info = self._impl.next()
         if info is None:
             raise StopIteration
@@ -457,7 +473,8 @@ class VideoSource:
         return out
 
     def close(self) -> None:
-        """Stops the decode thread (also on garbage collection and at the end of a with block)."""
+        """Stops the decode thread (also on garbage collection and at the end of a with block).
+        Any thread, any number of times; a next() waiting in another thread ends the iteration."""
         self._impl.close()
 
     def __enter__(self) -> "VideoSource":
@@ -466,6 +483,7 @@ class VideoSource:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    closed = property(lambda self: self._impl.closed, doc="close() was called (by any thread)")
     size = property(lambda self: self._impl.size, doc="(width, height)")
     fps = property(lambda self: self._impl.fps, doc="nominal frame rate (0 if unknown)")
     frame_count = property(lambda self: self._impl.frame_count, doc="frames the container declares, -1 if unknown")

@@ -2,9 +2,12 @@
 // PeakFinder, kernels(). The public match_template / Matcher / find_peak wrap these in
 // corrtrack/__init__.py, which picks the caller's stream and allocates outputs with the
 // caller's framework.
+// Thread rules: any Python thread may call any method; calls on one Correlator or PeakFinder
+// run one at a time (CallLock).
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -24,6 +27,18 @@
 
 namespace corrtrack::py {
 namespace {
+
+// Takes an object's call mutex, with the GIL released while waiting for it (its holder may be
+// running with the GIL released and must be able to take it back), then holding the GIL again.
+// Nobody waits for the mutex while holding the GIL, so the two cannot deadlock.
+std::unique_lock<std::mutex> lock_call(std::mutex& m) {
+    std::unique_lock<std::mutex> lock(m, std::try_to_lock);
+    if (!lock.owns_lock()) {
+        nb::gil_scoped_release unlocked;
+        lock.lock();
+    }
+    return lock;
+}
 
 using RoiTuple = std::tuple<int, int, int, int>;
 
@@ -57,6 +72,7 @@ public:
 
     // Copies the template(s): 2-D, or a 3-D stack of K templates.
     void set_template(const InArray& templ, std::uintptr_t stream) {
+        const auto lock = lock_call(mutex_);
         const TemplateStack t = template_stack(templ);
         const Placement where = placement_of(templ, "templ");
         const std::size_t w = t.view.width, rows = t.view.height;
@@ -82,6 +98,7 @@ public:
     // Correlates `image` (optionally inside roi = (x, y, w, h)) with the template(s) into out:
     // (h', w') or, for a stack, (K, h', w') float32, on the caller's stream.
     void run(const InArray& image, const OutArray& out, std::optional<RoiTuple> roi, std::uintptr_t stream) {
+        const auto lock = lock_call(mutex_);
         const Call c = prepare(image, out, roi);
         DeviceGuard guard(device_);
         nb::gil_scoped_release unlocked;
@@ -92,6 +109,7 @@ public:
     // arguments, checked once and queued from a C++ loop (no wait for the GPU at the end).
     double host_seconds(const InArray& image, const OutArray& out, std::optional<RoiTuple> roi, std::uintptr_t stream,
                         int calls) {
+        const auto lock = lock_call(mutex_);
         const Call c = prepare(image, out, roi);
         DeviceGuard guard(device_);
         nb::gil_scoped_release unlocked;
@@ -186,6 +204,7 @@ private:
         loaded_ = which;
     }
 
+    std::mutex mutex_;  // every call: the kernel's workspaces and the loaded template are shared
     std::unique_ptr<Correlator> corr_;
     bool gpu_ = false;
     int device_ = -1;
@@ -205,7 +224,19 @@ public:
         const Placement where = placement_of(map, "map");
         PeakOptions opt;
         opt.exclusion_radius = exclusion_radius;
-        nb::gil_scoped_release unlocked;
+        Peak p;
+        {
+            const auto lock = lock_call(mutex_);
+            nb::gil_scoped_release unlocked;
+            p = search(m, where, opt, stream);
+        }
+        // Nothing above find_peak's start value -2 (an all-NaN map): no peak to report.
+        if (!(p.score > -2.0f)) throw nb::value_error("map has no peak: every value is NaN (or <= -2)");
+        return p;
+    }
+
+private:
+    Peak search(const MapView& m, const Placement& where, const PeakOptions& opt, std::uintptr_t stream) {
         if (where.space == MemorySpace::kHost) return find_peak(m, opt);
         DeviceGuard guard(where.device);
         if (!gpu_ || gpu_device_ != where.device) {
@@ -216,7 +247,7 @@ public:
         return gpu_->get();
     }
 
-private:
+    std::mutex mutex_;  // the GPU finder and its buffers
     std::unique_ptr<CudaPeakFinder> gpu_;
     int gpu_device_ = -1;
 };
@@ -276,7 +307,8 @@ void register_match(nb::module_& m) {
     nb::class_<PyPeakFinder>(m, "PeakFinder", "Peak search on host maps (CPU) or device maps (CUDA).")
         .def(nb::init<>())
         .def("find", &PyPeakFinder::find, nb::arg("map"), nb::arg("exclusion_radius") = 0, nb::arg("stream") = 0,
-             "Peak of a float32 2-D map; a device map is searched on `stream` and waited for.");
+             "Peak of a float32 2-D map; a device map is searched on `stream` and waited for.\n"
+             "A map with no value above -2 (all NaN) raises ValueError.");
 
     m.def("_kernel_list", &kernel_list, nb::arg("variants") = false,
           "(name, device, available, summary) of every registered kernel (and tuning variant).");

@@ -1,11 +1,14 @@
 // The tracker binding: MultiTracker (app/track/tracker.h) with its stable target ids, and the
 // tracker options as keyword arguments (checked by the tracker's own validate()). Kept to
 // this one file so that it follows the tracker's API alone.
+// Thread rules: any Python thread may call any method; calls on one Tracker run one at a time
+// (a mutex, taken after the GIL is released so that a waiting thread never blocks the others).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -73,6 +76,8 @@ public:
         // Resolve the kernel now: an unknown one fails here, and on_gpu() is known before add().
         std::string error;
         if (!tracker_.set_kernel(options.kernel, &error)) throw nb::value_error(error.c_str());
+        on_gpu_ = tracker_.on_gpu();
+        kernel_ = tracker_.kernel_name();
     }
     ~PyTracker() {
         if (ready_) cudaEventDestroy(ready_);
@@ -86,6 +91,7 @@ public:
         TargetId id;
         {
             nb::gil_scoped_release unlocked;
+            const std::lock_guard<std::mutex> lock(mutex_);
             after_caller(view, stream);
             id = tracker_.add_target(view, BoxF{x, y, w, h}, &error);
             before_caller(view, stream);
@@ -98,6 +104,7 @@ public:
         const ImageView view = checked_frame(frame);
         std::vector<PyTrackResult> out;
         nb::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> lock(mutex_);  // released before the GIL is taken back
         after_caller(view, stream);
         const std::vector<TrackResult>& results = tracker_.update(view);
         before_caller(view, stream);
@@ -107,35 +114,64 @@ public:
     }
 
     void remove(long id) {
-        if (!tracker_.remove_target(static_cast<TargetId>(id)))
-            throw nb::key_error(("no target with id " + std::to_string(id)).c_str());
+        bool removed;
+        {
+            nb::gil_scoped_release unlocked;
+            const std::lock_guard<std::mutex> lock(mutex_);
+            removed = tracker_.remove_target(static_cast<TargetId>(id));
+        }
+        if (!removed) throw nb::key_error(("no target with id " + std::to_string(id)).c_str());
     }
 
-    void clear() { tracker_.clear(); }
+    void clear() {
+        nb::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        tracker_.clear();
+    }
 
-    std::vector<long> ids() const {
+    std::vector<long> ids() {
+        nb::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> lock(mutex_);
         const std::vector<TargetId> ids = tracker_.ids();
         return {ids.begin(), ids.end()};
     }
-    BoxTuple box(long id) const {
-        const std::vector<TargetId> ids = tracker_.ids();
-        if (std::find(ids.begin(), ids.end(), static_cast<TargetId>(id)) == ids.end())
-            throw nb::key_error(("no target with id " + std::to_string(id)).c_str());
-        const BoxF b = tracker_.box(static_cast<TargetId>(id));
+    BoxTuple box(long id) {
+        bool found;
+        BoxF b;
+        {
+            nb::gil_scoped_release unlocked;
+            const std::lock_guard<std::mutex> lock(mutex_);
+            const std::vector<TargetId> ids = tracker_.ids();
+            found = std::find(ids.begin(), ids.end(), static_cast<TargetId>(id)) != ids.end();
+            if (found) b = tracker_.box(static_cast<TargetId>(id));
+        }
+        if (!found) throw nb::key_error(("no target with id " + std::to_string(id)).c_str());
         return {b.x, b.y, b.width, b.height};
     }
-    bool on_gpu() const { return tracker_.on_gpu(); }
-    std::string kernel() const { return tracker_.kernel_name(); }
-    std::string kernel_summary() const { return tracker_.kernel_summary(); }
-    nb::dict options() const { return options_dict(tracker_.options()); }
+    bool on_gpu() const { return on_gpu_; }
+    const std::string& kernel() const { return kernel_; }
+    std::string kernel_summary() {
+        return locked([this] { return tracker_.kernel_summary(); });
+    }
+    nb::dict options() {
+        return options_dict(locked([this] { return tracker_.options(); }));
+    }
 
 private:
+    // f() under the mutex, with the GIL released while waiting for it and while f runs.
+    template <class F>
+    auto locked(F f) -> decltype(f()) {
+        nb::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return f();
+    }
+
     ImageView checked_frame(const InArray& frame) {
         const ImageView view = image_view(frame, "frame");
-        if (view.space == MemorySpace::kDevice && !tracker_.on_gpu())
-            throw nb::value_error(("this tracker runs on the CPU (kernel " + tracker_.kernel_name() +
-                                   ") and needs frames in host memory (NumPy)")
-                                      .c_str());
+        if (view.space == MemorySpace::kDevice && !on_gpu_)
+            throw nb::value_error(
+                ("this tracker runs on the CPU (kernel " + kernel_ + ") and needs frames in host memory (NumPy)")
+                    .c_str());
         return view;
     }
     // A device frame was written on the caller's stream: the tracker's stream waits for it.
@@ -159,6 +195,11 @@ private:
     const GpuContext gpu_;
     MultiTracker tracker_;
     cudaEvent_t ready_ = nullptr, done_ = nullptr;
+    // Serializes every call that reads or changes tracker_ or the events: two threads'
+    // update()s on one tracker corrupted its state (issue 28).
+    std::mutex mutex_;
+    bool on_gpu_ = false;  // fixed once the constructor resolved the kernel: read without the mutex
+    std::string kernel_;
 };
 
 }  // namespace
@@ -226,7 +267,9 @@ void register_tracker(nb::module_& m) {
             return std::string(buf);
         });
 
-    nb::class_<PyTracker>(m, "Tracker", "corrtrack's tracker (MultiTracker): use corrtrack.Tracker.")
+    nb::class_<PyTracker>(m, "Tracker",
+                          "corrtrack's tracker (MultiTracker): use corrtrack.Tracker.\n"
+                          "Thread-safe: calls on one Tracker from several threads run one at a time.")
         .def("__init__",
              [](PyTracker* self, const nb::kwargs& options) {
                  TrackerOptions o = tracker_options_from(options);

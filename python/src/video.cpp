@@ -2,17 +2,23 @@
 // sequences, OTB folders, cameras, URLs) as 8-bit luma, copied into arrays the Python layer
 // allocates: NumPy from host luma, CuPy / PyTorch from NVDEC surfaces (device to device) or
 // from decoded host frames (one upload).
-// Thread rules: one Python thread iterates a source; the decode thread is the pipeline's own.
+// Thread rules: any Python thread may call any method. next/copy_to/release run one at a time
+// (a mutex, taken with the GIL released); close() from another thread stops the decode thread
+// first, so that a next() waiting for a frame returns None, then tears down. The decode thread
+// is the pipeline's own.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "app/gpu/gpu_context.h"
 #include "app/pipeline/frame_ring.h"
@@ -44,6 +50,7 @@ public:
         so.want_rgb = false;
         so.read_timeout_s = read_timeout;
         so.held_frames = slots + 2;
+        so.stop = &stop_reading_;  // close() makes a blocked open or read give up at once
         if (device_output) {
             if (!cuda_available()) throw std::runtime_error("device arrays need a CUDA GPU and none was found");
             // NVDEC posts its output on the context's compute stream; our copies of its surfaces
@@ -75,43 +82,53 @@ public:
     }
     ~PyVideoSource() { close(); }
 
-    // Waits for the next frame (keeping it until release()); None at the end of the input.
-    // An input that ended in error raises OSError once every decoded frame was delivered.
+    // Waits for the next frame (keeping it until release()); None at the end of the input, and
+    // when close() ran (or runs meanwhile, from another thread). An input that ended in error
+    // raises OSError once every decoded frame was delivered.
     std::optional<FrameInfo> next() {
-        if (!pipeline_) throw nb::value_error("the video source is closed");
-        release();
-        const Frame* f;
+        const Frame* f = nullptr;
+        bool closed_before = false, closed_meanwhile = false;
+        std::string error;
         {
             nb::gil_scoped_release unlocked;
-            f = pipeline_->acquire();
+            const std::lock_guard<std::mutex> lock(call_mutex_);  // released before the GIL is taken back
+            closed_before = !pipeline_ || closing_.load();
+            if (!closed_before) {
+                release_locked();
+                f = current_ = pipeline_->acquire();  // nullptr at once when close() stops the pipeline
+                closed_meanwhile = closing_.load();
+                if (!f) error = pipeline_->error();
+            }
         }
+        if (closed_before) throw nb::value_error("the video source is closed");
+        if (closed_meanwhile) return std::nullopt;  // the iteration in this thread ends; close() tears down
         if (!f) {
-            if (!pipeline_->error().empty()) raise_os_error(pipeline_->error());
+            if (!error.empty()) raise_os_error(error);
             return std::nullopt;
         }
-        current_ = f;
         return FrameInfo{f->index, f->pts, f->width, f->height};
     }
 
     // Copies the current frame's luma into `out` (uint8 (height, width), host or device); a
     // device copy is ordered before the caller's later work on `stream`.
     void copy_to(const OutArray& out, std::uintptr_t stream) {
-        if (!current_) throw nb::value_error("no current frame: call next() first");
-        const Frame& f = *current_;
         const ImageView dst_view = image_view(out, "out");
+        const Placement where = placement_of(out, "out");
+        nb::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> lock(call_mutex_);  // released before the GIL is taken back
+        if (!pipeline_ || closing_.load()) throw std::invalid_argument("the video source is closed");
+        if (!current_) throw std::invalid_argument("no current frame: call next() first");
+        const Frame& f = *current_;
         if (dst_view.width != f.width || dst_view.height != f.height)
-            throw nb::value_error(
-                ("out must be " + std::to_string(f.height) + "x" + std::to_string(f.width) + " (height x width)")
-                    .c_str());
+            throw std::invalid_argument("out must be " + std::to_string(f.height) + "x" + std::to_string(f.width) +
+                                        " (height x width)");
         auto* dst = const_cast<std::uint8_t*>(dst_view.data);
         const ImageView src = f.luma_view();
-        nb::gil_scoped_release unlocked;
         if (dst_view.space == MemorySpace::kHost && src.space == MemorySpace::kHost) {
             for (int y = 0; y < f.height; ++y) std::memcpy(dst + y * dst_view.pitch, src.row(y), f.width);
             return;
         }
         if (!stream_) throw std::invalid_argument("this source makes NumPy frames; open it with a device output");
-        const Placement where = placement_of(out, "out");
         DeviceGuard guard(where.device);
         const cudaMemcpyKind kind =
             dst_view.space == MemorySpace::kHost
@@ -129,33 +146,60 @@ public:
     }
 
     void release() {
-        if (current_ && pipeline_) pipeline_->release(current_);
-        current_ = nullptr;
+        nb::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> lock(call_mutex_);
+        release_locked();
     }
 
+    // Any thread, any number of times. Stops the decode thread without waiting for a next()
+    // in another thread (that one returns None), then tears down once no call is running.
     void close() {
-        release();
-        if (pipeline_) {
-            nb::gil_scoped_release unlocked;
-            pipeline_.reset();  // stops the decode thread (bounded by the read timeout)
-        }
+        if (torn_down_.load()) return;  // closed already: not even the GIL is let go (destructor)
+        nb::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> life(life_mutex_);  // one close() at a time
+        if (!pipeline_) return;
+        closing_.store(true);
+        stop_reading_.store(true);
+        pipeline_->stop();  // the read gives up within about 100 ms; a waiting acquire() returns nullptr
+        const std::lock_guard<std::mutex> lock(call_mutex_);
+        release_locked();
+        pipeline_.reset();
         if (copied_) cudaEventDestroy(copied_);
         copied_ = nullptr;
         // Last: the decoder that posted on the compute stream, and our copies, are gone.
         stream_ = nullptr;
         gpu_.reset();
+        torn_down_.store(true);
     }
 
-    bool closed() const { return !pipeline_; }
-    const FramePipeline& pipeline() const {
-        if (!pipeline_) throw nb::value_error("the video source is closed");
-        return *pipeline_;
+    bool closed() const { return closing_.load(); }
+    // A property of the pipeline, read while close() cannot destroy it.
+    template <class F>
+    auto with_pipeline(F f) -> decltype(f(std::declval<const FramePipeline&>())) {
+        {
+            nb::gil_scoped_release unlocked;
+            const std::lock_guard<std::mutex> life(life_mutex_);
+            if (pipeline_) return f(*pipeline_);
+        }
+        throw nb::value_error("the video source is closed");
     }
     const std::string& decode_mode() const { return decode_mode_; }
     const std::string& decode_note() const { return decode_note_; }
 
 private:
-    std::unique_ptr<GpuContext> gpu_;  // device output only; close() destroys it after the pipeline
+    void release_locked() {
+        if (current_ && pipeline_) pipeline_->release(current_);
+        current_ = nullptr;
+    }
+
+    // call_mutex_ serializes next/copy_to/release (current_, the copies); life_mutex_ guards
+    // pipeline_'s lifetime for close() and the properties. close() takes life_mutex_, then
+    // call_mutex_; nothing takes them the other way round, and neither is waited for with the
+    // GIL held.
+    std::mutex call_mutex_, life_mutex_;
+    std::atomic<bool> closing_{false}, torn_down_{false};
+    std::atomic<bool> stop_reading_{false};  // SourceOptions::stop: outlives the pipeline (declared first)
+    std::unique_ptr<GpuContext> gpu_;        // device output only; close() destroys it after the pipeline
     std::unique_ptr<FramePipeline> pipeline_;
     const Frame* current_ = nullptr;
     Stream stream_ = nullptr;  // gpu_'s compute stream
@@ -166,7 +210,10 @@ private:
 }  // namespace
 
 void register_video(nb::module_& m) {
-    nb::class_<PyVideoSource>(m, "VideoSource", "FFmpeg decode thread: use corrtrack.VideoSource.")
+    nb::class_<PyVideoSource>(m, "VideoSource",
+                              "FFmpeg decode thread: use corrtrack.VideoSource.\n"
+                              "Thread-safe: next/copy_to/release run one at a time; close() from another thread "
+                              "makes a waiting next() return None.")
         .def(nb::init<const std::string&, const std::string&, bool, double, int>(), nb::arg("input"),
              nb::arg("decode") = "auto", nb::arg("device_output") = false, nb::arg("read_timeout") = 5.0,
              nb::arg("slots") = 4)
@@ -176,15 +223,23 @@ void register_video(nb::module_& m) {
         .def("close", &PyVideoSource::close)
         .def_prop_ro("closed", &PyVideoSource::closed)
         .def_prop_ro("size",
-                     [](const PyVideoSource& s) {
-                         const Size z = s.pipeline().size();
+                     [](PyVideoSource& s) {
+                         const Size z = s.with_pipeline([](const FramePipeline& p) { return p.size(); });
                          return std::make_tuple(z.width, z.height);
                      })
-        .def_prop_ro("fps", [](const PyVideoSource& s) { return s.pipeline().fps(); })
-        .def_prop_ro("frame_count", [](const PyVideoSource& s) { return s.pipeline().frame_count(); })
-        .def_prop_ro("live", [](const PyVideoSource& s) { return s.pipeline().live(); })
-        .def_prop_ro("dropped", [](const PyVideoSource& s) { return s.pipeline().dropped(); })
-        .def_prop_ro("description", [](const PyVideoSource& s) { return s.pipeline().description(); })
+        .def_prop_ro("fps",
+                     [](PyVideoSource& s) { return s.with_pipeline([](const FramePipeline& p) { return p.fps(); }); })
+        .def_prop_ro(
+            "frame_count",
+            [](PyVideoSource& s) { return s.with_pipeline([](const FramePipeline& p) { return p.frame_count(); }); })
+        .def_prop_ro("live",
+                     [](PyVideoSource& s) { return s.with_pipeline([](const FramePipeline& p) { return p.live(); }); })
+        .def_prop_ro(
+            "dropped",
+            [](PyVideoSource& s) { return s.with_pipeline([](const FramePipeline& p) { return p.dropped(); }); })
+        .def_prop_ro(
+            "description",
+            [](PyVideoSource& s) { return s.with_pipeline([](const FramePipeline& p) { return p.description(); }); })
         .def_prop_ro("decode_mode", &PyVideoSource::decode_mode)
         .def_prop_ro("decode_note", &PyVideoSource::decode_note);
 }

@@ -203,6 +203,16 @@ def test_find_peak_definition():
         corrtrack.find_peak(m.astype(np.float64))
 
 
+def test_find_peak_of_an_all_nan_map_raises():
+    with pytest.raises(ValueError, match="no peak: every value is NaN"):
+        corrtrack.find_peak(np.full((20, 30), np.nan, np.float32))
+    # one finite value is a peak, whatever the NaNs around it
+    m = np.full((20, 30), np.nan, np.float32)
+    m[4, 7] = 0.25
+    p = corrtrack.find_peak(m)
+    assert (p.x, p.y, p.score) == (7, 4, pytest.approx(0.25))
+
+
 def test_kernels_list():
     ks = corrtrack.kernels()
     names = [k.name for k in ks]
