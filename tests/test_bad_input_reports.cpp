@@ -229,8 +229,10 @@ TEST_F(Reports, FailedOutputsAreNotReportedAsWritten) {
     EXPECT_EQ(r.exit_code, 1) << r.err;
     const auto doc = json(out + ".json");
     const long frames = doc["frames"];
+    // Where the run stops depends on when the encoder thread's write fails (on a fast machine
+    // only at the close, after every frame): what must hold is that the counts agree.
     EXPECT_GT(frames, 0);
-    EXPECT_LT(frames, 60) << "the video's write error stops the run";
+    EXPECT_LE(frames, 60);
     EXPECT_EQ(doc["results"].size(), static_cast<std::size_t>(frames));
     EXPECT_EQ(static_cast<long>(csv_frames(out + ".csv").size()), frames);
     EXPECT_EQ(static_cast<long>(lines(out + ".txt").size()), frames);

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/eval/plot.h"
 #include "tests/support/damage.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/synthetic_clip.h"
@@ -132,7 +133,8 @@ TEST_P(EvalSignals, FinishesTheSequencesInFlightAndWritesEveryOutput) {
     EXPECT_EQ(doc["not_run"], nlohmann::json({"c_", "d_"}));
     EXPECT_EQ(doc["mean"]["sequences"], 2);
     EXPECT_FALSE(fs::exists(d + "/res/c_.txt"));
-    EXPECT_GT(fs::file_size(d + "/plot.png"), 1000u);
+    // The plot needs gnuplot, which the GPU host lacks (eval then says so; the exit stays 128+N).
+    if (plot::gnuplot_available()) EXPECT_GT(fs::file_size(d + "/plot.png"), 1000u);
 }
 
 INSTANTIATE_TEST_SUITE_P(OneAndTwoJobs, EvalSignals,
