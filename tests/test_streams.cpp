@@ -490,8 +490,10 @@ TEST(InputsList, CommentsQuotesAndLineNumbers) {
 }
 
 // The first SIGINT finishes every stream's outputs: rows whole, JSON documents closed, the
-// summary written, exit 130. The inputs are FIFOs fed 60% of their clip and then held open:
-// both streams are certainly in progress, waiting for more, when the signal comes.
+// summary written, exit 130. The inputs are FIFOs fed 85% of their clip and then held open:
+// both streams are certainly in progress, waiting for more, when the signal comes. (60% was
+// too little on the 16-core GPU host: a frame-threaded H.264 decoder holds about as many
+// frames as it has threads, so the 30-frame clip gave no row there.)
 TEST_F(Streams, SigintFinishesEveryStreamsOutputs) {
     TempDir dir("streams_sigint");
     const std::string f = dir.path(), o = f + "/sig";
@@ -514,7 +516,7 @@ TEST_F(Streams, SigintFinishesEveryStreamsOutputs) {
             const int fd = ::open((f + (i == 0 ? "/cama.mkv" : "/camb.mkv")).c_str(), O_WRONLY);
             if (fd < 0) return;
             const std::string& b = bytes[static_cast<std::size_t>(i)];
-            for (std::size_t at = 0, want = b.size() * 3 / 5; at < want;) {
+            for (std::size_t at = 0, want = b.size() * 17 / 20; at < want;) {
                 const ssize_t n = ::write(fd, b.data() + at, want - at);
                 if (n <= 0) break;
                 at += static_cast<std::size_t>(n);
@@ -545,13 +547,13 @@ TEST_F(Streams, SigintFinishesEveryStreamsOutputs) {
     const auto r = test::wait_cli(s, 60);
     release = true;
     for (std::thread& w : writers) w.join();
-    ASSERT_TRUE(both_live) << "no rows from 60% of each clip through a FIFO within 30 s: " << r.err;
+    ASSERT_TRUE(both_live) << "no rows from 85% of each clip through a FIFO within 30 s: " << r.err;
     EXPECT_EQ(r.exit_code, 130) << r.err;
     for (const auto& [name, frames] : {std::pair{"cama", 40u}, std::pair{"camb", 30u}}) {
         SCOPED_TRACE(name);
         const auto rows = boxes_of(o + "." + name + ".csv");
         EXPECT_GE(rows.size(), 3u);
-        EXPECT_LT(rows.size(), frames);  // 60% of the bytes cannot hold every frame
+        EXPECT_LT(rows.size(), frames);  // 85% of the bytes cannot hold every frame
         const auto doc = nlohmann::json::parse(test::read_text(o + "." + name + ".json"));
         EXPECT_EQ(doc["results"].size(), rows.size());
         EXPECT_EQ(doc["interrupted"], "SIGINT");
