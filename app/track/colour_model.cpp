@@ -53,7 +53,11 @@ void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
     const long area = static_cast<long>(out.x1 - out.x0) * (out.y1 - out.y0);
     if (area <= 0 || in.x1 <= in.x0 || in.y1 <= in.y0) return;
     const int step = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(area) / kSamples)));
-    std::vector<float> fg(kColourBins, 0.0f), bg(kColourBins, 0.0f);
+    // This frame's counts, in buffers kept between frames (learn runs per target per frame).
+    std::vector<float>& fg = frame_fg_;
+    std::vector<float>& bg = frame_bg_;
+    fg.assign(kColourBins, 0.0f);
+    bg.assign(kColourBins, 0.0f);
     double nf = 0, nb = 0;
     for (int y = out.y0; y < out.y1; y += step)
         for (int x = out.x0; x < out.x1; x += step) {
