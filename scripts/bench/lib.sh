@@ -36,7 +36,7 @@ cd "$bench_root" || exit 1
 # Once per carried build: later scripts of the same call find the marker (this tree and the
 # carried build's checksum) and keep build/ and FFmpeg; a new carry unpacks afresh.
 bench_marker=/tmp/corrtrack_bench_lib_done
-bench_stamp="$bench_root $(cksum < .gpu/carry/build.tar.xz 2>/dev/null)"
+bench_stamp="$bench_root $(cksum .gpu/carry/build.tar.xz 2>/dev/null)"
 if [ "${BENCH_LOCAL:-0}" != 1 ] && { [ "$(cat "$bench_marker" 2>/dev/null)" != "$bench_stamp" ] || [ ! -x build/app/corrtrack ]; }; then
   rm -rf build
   STEPS="ffmpeg libs" T_TOTAL=200 bash scripts/gpu_check.sh > /tmp/gpu_check_ffmpeg.txt 2>&1 || tail -20 /tmp/gpu_check_ffmpeg.txt
@@ -50,7 +50,7 @@ FFMPEG=/tmp/ffmpeg/bin/ffmpeg
 CORRTRACK="$bench_root/build/app/corrtrack"
 if [ "${BENCH_KEEP:-0}" != 1 ] || [ ! -d "$E" ]; then
   rm -rf "$E"; mkdir -p "$E"
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader 2>&1 | head -1
+  { date -u; command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader 2>&1 | head -1
     git -C "$bench_root" log -1 --format=%h 2>/dev/null; } > "$E/summary.txt"
 fi
 
