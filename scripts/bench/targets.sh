@@ -30,7 +30,7 @@
 #   h200_2026-12-02c run7  COUNTS=256 DECODE=nvdec and sw, each also with the stats; EXTRAS-style
 #                          profiles at 256 and 1024 (CPUPROFILE_FREQUENCY=4000)
 #                    run8  EXTRAS=1 (default counts)
-#                    run9  COUNTS="256 1024" with KERNEL=auto, cuda_dp4a, cuda_dp4a_ilp; EXTRAS at 256
+#                    run9  COUNTS="256 1024" with KERNEL=auto, cuda_dp4a, cuda_dp4a_ilp; then EXTRAS=1 COUNTS=256
 #                    run10 COUNTS="64 256 1024" with KERNEL=cuda_mma_fused, cuda_mma_fused_w4, auto;
 #                          CORRTRACK_GPU_SEARCH_STATS=1 COUNTS=256 KERNEL=cuda_mma_fused
 #                    run11 EXTRAS=1; then COUNTS=256 FLAGS="--realtime --frames 150"
