@@ -324,6 +324,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     lo.pacing.max_frames = a.max_frames;
     lo.need_host_frame = !p.video.empty();
     lo.pacing.stop = stop_flag;
+    lo.pacing.clock = a.pacing_clock;
     TrackLoopStats& st = r->loop;
     const int loop_rc = run_track_loop(*session, boxes, lo, on_frame, &st, &error);
     // The decoder is done (or stops now): its account of the input is final after this.

@@ -38,6 +38,7 @@ struct TrackArgs {
     bool quiet = false;
     double read_timeout = 5.0;
     bool realtime = false;
+    PacingClock* pacing_clock = nullptr;  // --realtime's clock: null, the steady clock (tests: a fake)
     bool allow_damaged = false;
     DecodeMode decode = DecodeMode::kAuto;
     int nvdec_streams = kDefaultNvdecStreams;   // with several inputs and auto: NVDEC at once at most
