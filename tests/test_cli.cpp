@@ -13,6 +13,7 @@
 #include "app/io/camera_modes.h"
 #include "app/io/frame_source.h"
 #include "app/io/video_writer.h"
+#include "corrtrack/correlator.h"
 #include "tests/support/clip_suite.h"
 #include "tests/support/read_source.h"
 #include "tests/support/run_cli.h"
@@ -120,6 +121,22 @@ TEST_F(Cli, KernelsListsTheRegistry) {
     EXPECT_NE(r.out.find("cpu_ref"), std::string::npos);
     EXPECT_NE(r.out.find("cpu_fast"), std::string::npos);
     EXPECT_NE(r.out.find("cuda_dp4a"), std::string::npos);
+    // Every kernel that cannot run here says why, on the line under its own.
+    for (const KernelEntry& e : kernel_registry()) {
+        SCOPED_TRACE(e.name);
+        const std::size_t at = r.out.find("\n" + std::string(e.name) + " ");
+        ASSERT_NE(at, std::string::npos) << r.out;
+        const std::size_t eol = r.out.find('\n', at + 1);
+        const std::string next = r.out.substr(eol + 1, r.out.find('\n', eol + 1) - eol - 1);
+        const std::string why = unavailable_reason(e);
+        if (why.empty()) {
+            EXPECT_EQ(next.find("not here"), std::string::npos) << next;
+        } else {
+            EXPECT_EQ(next, std::string(43, ' ') + "not here: " + why);
+        }
+    }
+    // Without a GPU (this machine, CI), a CUDA kernel says so.
+    if (!cuda_available()) EXPECT_NE(r.out.find("not here: no usable CUDA GPU"), std::string::npos) << r.out;
 }
 
 struct BadCase {
