@@ -399,8 +399,9 @@ void GuiController::apply(const GuiActions& a) {
         if (model_.ab.enabled && playback_.has_frame())
             ab_.run(targets_.selected(), *tracker_, [this] { return playback_.luma(false); });
     }
-    if (a.save_csv) export_.save_csv(targets_.history());
-    if (a.save_json) export_.save_json(targets_.history(), playback_.input(), model_.kernel_running);
+    if (a.save_output >= 0)
+        export_.save(output_table()[static_cast<std::size_t>(a.save_output)], targets_.history(), playback_.input(),
+                     model_.kernel_running);
     if (a.toggle_recording)
         export_.toggle_recording(playback_.has_frame(), playback_.fps(), playback_.current().size());
     if (a.save_png) {
@@ -411,7 +412,7 @@ void GuiController::apply(const GuiActions& a) {
     }
     const bool any = a.open_path || a.open_camera || a.rescan_cameras || a.camera_chosen || a.toggle_pause || a.step ||
                      a.step_back || a.reset || a.seek >= 0 || a.speed_factor != 1.0 || !a.kernel.empty() ||
-                     a.apply_tracker || a.heat_style_changed || a.ab_changed || a.save_csv || a.save_json ||
+                     a.apply_tracker || a.heat_style_changed || a.ab_changed || a.save_output >= 0 ||
                      a.toggle_recording;
     if (any) want_redraw(2);
 }

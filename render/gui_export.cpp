@@ -6,16 +6,18 @@ namespace corrtrack {
 GuiExport::GuiExport(GuiModel& model, EventLog& log) : model_(model), log_(log) {}
 
 bool GuiExport::open_csv(const std::string& path, std::string* error) {
-    csv_open_ = csv_.open(path, error);
-    return csv_open_;
+    csv_ = output_spec(OutputKind::kCsv).make();
+    if (csv_->open({path}, SinkSettings{}, error)) return true;
+    csv_.reset();
+    return false;
 }
 
 void GuiExport::close() {
     std::string error;
     if (video_) video_->close(&error);
     video_.reset();
-    csv_.close(&error);
-    csv_open_ = false;
+    if (csv_) csv_->finish({}, &error);
+    csv_.reset();
 }
 
 void GuiExport::rows_added(const std::vector<FrameRecord>& history, std::size_t first, long frame,
@@ -23,7 +25,7 @@ void GuiExport::rows_added(const std::vector<FrameRecord>& history, std::size_t 
     nlohmann::json boxes = nlohmann::json::array();
     for (std::size_t i = first; i < history.size(); ++i) {
         const FrameRecord& rec = history[i];
-        if (csv_open_) csv_.write(rec);
+        if (csv_) csv_->write(rec);
         boxes.push_back({{"id", rec.target},
                          {"box", box_json(rec.result.box)},
                          {"score", rec.result.score},
@@ -91,26 +93,22 @@ void GuiExport::input_opened(Size size) {
     if (video_ && size != video_size_) stop_recording();
 }
 
-void GuiExport::save_csv(const std::vector<FrameRecord>& history) {
-    CsvWriter w;
+void GuiExport::save(const OutputSpec& spec, const std::vector<FrameRecord>& history, const std::string& input,
+                     const std::string& kernel) {
+    const std::string& path = model_.export_paths[static_cast<std::size_t>(spec.kind)];
+    SinkSettings settings;
+    settings.json_head = {{"input", input}, {"kernel", kernel}};
+    std::unique_ptr<OutputSink> sink = spec.make();
     std::string error;
-    bool ok = w.open(model_.csv_path, &error);
+    bool ok = sink->open({path}, settings, &error);
     if (ok) {
-        for (const FrameRecord& r : history) w.write(r);
-        ok = w.close(&error);
+        for (const FrameRecord& r : history) ok = sink->write(r) && ok;
+        ok = sink->finish(nlohmann::json::object(), &error) && ok;
+    } else {
+        sink->discard();
     }
-    model_.export_message = ok ? "wrote " + model_.csv_path : error;
-    model_.export_error = !ok;
-}
-
-void GuiExport::save_json(const std::vector<FrameRecord>& history, const std::string& input,
-                          const std::string& kernel) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const FrameRecord& r : history) rows.push_back(to_json(r));
-    const nlohmann::json doc = {{"input", input}, {"kernel", kernel}, {"results", rows}};
-    std::string error;
-    const bool ok = write_json_file(model_.json_path, doc, &error);
-    model_.export_message = ok ? "wrote " + model_.json_path : error;
+    if (!ok && error.empty()) error = sink->error();
+    model_.export_message = ok ? "wrote " + path : error;
     model_.export_error = !ok;
 }
 

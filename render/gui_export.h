@@ -1,5 +1,6 @@
 // The GUI's outputs: the --csv file written as frames are tracked, the log's per-frame event,
-// the Export panel's CSV and JSON of the history, the annotated video recording and the
+// the Export panel's files of the history (the row outputs of app/cli/output_sinks.h's table,
+// written by the same sinks as `corrtrack track`), the annotated video recording and the
 // screenshot message. The recording goes through the CLI's video queue (app/io/async_video.h):
 // annotate_frame() says what to draw, exactly as for `corrtrack track --video`, and the
 // queue's writer thread draws and encodes, so the GUI thread only copies the frame.
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/output_sinks.h"
 #include "app/io/annotate.h"
 #include "app/io/async_video.h"
 #include "app/io/frame.h"
@@ -44,8 +46,9 @@ public:
     // A new input: a recording of another size stops (its encoder is sized for the old one).
     void input_opened(Size size);
 
-    void save_csv(const std::vector<FrameRecord>& history);
-    void save_json(const std::vector<FrameRecord>& history, const std::string& input, const std::string& kernel);
+    // The history as `spec`'s output (one the panel saves: gui_exports()), to its export path.
+    void save(const OutputSpec& spec, const std::vector<FrameRecord>& history, const std::string& input,
+              const std::string& kernel);
     void screenshot_saved(const std::string& path, bool ok);
 
 private:
@@ -53,8 +56,7 @@ private:
 
     GuiModel& model_;
     EventLog& log_;
-    CsvWriter csv_;
-    bool csv_open_ = false;  // --csv given
+    std::unique_ptr<OutputSink> csv_;  // --csv: the table's CSV sink
     std::unique_ptr<AsyncVideoWriter> video_;
     Size video_size_;
     std::vector<std::uint8_t> readback_;  // frames read back from the frame texture

@@ -1,6 +1,7 @@
 #include "render/panels.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "corrtrack/correlator.h"
@@ -411,8 +412,17 @@ void export_panel(GuiModel& m, GuiActions& a) {
         ImGui::SameLine();
         if (ImGui::Button(button, {bw, 0})) *act = true;
     };
-    line("##csv", &m.csv_path, "Save CSV", &a.save_csv);
-    line("##json", &m.json_path, "Save JSON", &a.save_json);
+    // One line per output of the table that the GUI saves from its history.
+    for (const OutputSpec& spec : output_table()) {
+        if (!gui_exports(spec)) continue;
+        std::string button = "Save ";  // "Save CSV"
+        for (const char* c = spec.name; *c; ++c)
+            button += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
+        bool pressed = false;
+        line(("##" + std::string(spec.name)).c_str(), &m.export_paths[static_cast<std::size_t>(spec.kind)],
+             button.c_str(), &pressed);
+        if (pressed) a.save_output = static_cast<int>(spec.kind);
+    }
     ImGui::BeginDisabled(m.recording);
     ImGui::SetNextItemWidth(-bw - ImGui::GetStyle().ItemSpacing.x);
     ImGui::InputText("##video", &m.video_path);

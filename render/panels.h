@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/output_sinks.h"
 #include "app/io/camera_modes.h"
 #include "app/track/tracker.h"
 #include "imgui.h"
@@ -67,6 +68,15 @@ struct AbModel {
     const HeatmapSink* heat_b = nullptr;
 };
 
+// corrtrack_boxes.EXT for every output the Export panel saves; "" for the others.
+inline OutputPaths default_export_paths() {
+    OutputPaths paths;
+    for (const OutputSpec& spec : output_table())
+        if (gui_exports(spec))
+            paths[static_cast<std::size_t>(spec.kind)] = std::string("corrtrack_boxes.") + spec.extension;
+    return paths;
+}
+
 struct GuiModel {
     // Input
     std::string path_edit;             // the path box
@@ -101,7 +111,8 @@ struct GuiModel {
     // A/B
     AbModel ab;
     // Export
-    std::string csv_path = "corrtrack_boxes.csv", json_path = "corrtrack_boxes.json";
+    // A path per output of the table the Export panel saves (gui_exports()): corrtrack_boxes.EXT.
+    OutputPaths export_paths = default_export_paths();
     std::string video_path = "corrtrack_annotated.mp4", png_path = "corrtrack_screenshot.png";
     bool recording = false;
     long recorded_frames = 0;
@@ -123,7 +134,8 @@ struct GuiActions {
     bool apply_tracker = false;
     bool heat_style_changed = false, vsync_changed = false;
     bool ab_changed = false;
-    bool save_csv = false, save_json = false, toggle_recording = false, save_png = false;
+    int save_output = -1;  // the OutputKind whose Save button was pressed
+    bool toggle_recording = false, save_png = false;
 };
 
 // The column at `pos` with `size` (screen pixels).

@@ -29,6 +29,8 @@ build="${1:-${CORRTRACK_BUILD_DIR:-$repo/build}}"
 multiarch=x86_64-linux-gnu
 mkdir -p "$gpu"/{src,debs,carry}
 say() { echo "gpu_bundle: $*"; }
+# shellcheck source=scripts/apt_sources.sh
+. "$repo/scripts/apt_sources.sh"
 die() { echo "gpu_bundle: error: $*" >&2; exit 1; }
 
 sudo_cmd=()
@@ -53,26 +55,15 @@ upstream="${avver#*:}"; upstream="${upstream%-*}"          # 7:5.1.9-0+deb12u1 -
 orig="ffmpeg_${upstream}.orig.tar.xz"
 if [ ! -s "$gpu/src/$orig" ]; then
   if ! have_ffmpeg_src; then
-    if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    if ! cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list 2>/dev/null |
+         grep -qE '^(Types:.*deb-src|deb-src )'; then
+      # deb-src entries for the mirror apt already uses (scripts/apt_sources.sh), never a
+      # host name of our own: the machine may only reach its own mirror.
       f=/etc/apt/sources.list.d/corrtrack-deb-src.sources
-      say "no deb-src entry: writing $f"
-      if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources | "${sudo_cmd[@]}" tee "$f" >/dev/null
-      else
-        "${sudo_cmd[@]}" tee "$f" >/dev/null <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-      fi
+      entries="$(apt_deb_src_entries)"
+      [ -n "$entries" ] || die "apt has no Debian package source for this release to add a deb-src entry for"
+      say "no deb-src entry: writing $f from apt's own sources"
+      printf '%s\n' "$entries" | "${sudo_cmd[@]}" tee "$f" >/dev/null
     fi
     apt_retry "${sudo_cmd[@]}" apt-get update -qq
     have_ffmpeg_src || die "apt-cache showsrc ffmpeg finds nothing even after adding deb-src"

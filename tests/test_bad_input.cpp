@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/output_sinks.h"
 #include "app/io/frame_source.h"
 #include "app/io/video_writer.h"
 #include "tests/support/clip_suite.h"
@@ -147,6 +148,32 @@ TEST_F(BadInput, OutputsNeverOverwriteInputsOrEachOther) {
     EXPECT_EQ(read_bytes(d() + "/otb/groundtruth_rect.txt"), gt);
     EXPECT_EQ(read_bytes(d() + "/target.box"), box_file);
     EXPECT_FALSE(fs::exists(d() + "/same.txt"));
+}
+
+// Every output of the table (app/cli/output_sinks.h) goes through the overwrite check, so an
+// output added to the table cannot miss it: onto the input, onto another stream's input (its
+// per-stream file) and, for a per-target output, through one of its numbered files.
+TEST_F(BadInput, EveryOutputInTheTableIsCheckedAgainstTheInputs) {
+    fs::copy_file(clip(), d() + "/out.clip.mp4", fs::copy_options::overwrite_existing);
+    fs::copy_file(clip(), d() + "/t.0", fs::copy_options::overwrite_existing);
+    const std::string original = read_bytes(clip());
+    const std::string b = box();
+    for (const OutputSpec& spec : output_table()) {
+        SCOPED_TRACE(spec.flag);
+        const std::string flag = spec.flag;
+        expect_case({track(flag + " " + clip()), 2, flag + " '" + clip() + "' would overwrite the input"}, d());
+        expect_case({"track --input " + clip() + " " + b + " --input " + d() + "/out.clip.mp4 " + b + " -k cpu_fast " +
+                         flag + " " + d() + "/out.mp4",
+                     2, flag + " '" + d() + "/out.clip.mp4' would overwrite the input"},
+                    d());
+        if (spec.per_target)
+            expect_case({"track " + d() + "/t.0 " + b + " " + b + " -k cpu_fast " + flag + " " + d() + "/t", 2,
+                         flag + " '" + d() + "/t.0' would overwrite the input"},
+                        d());
+    }
+    EXPECT_EQ(read_bytes(clip()), original);
+    EXPECT_EQ(read_bytes(d() + "/out.clip.mp4"), original);
+    EXPECT_EQ(read_bytes(d() + "/t.0"), original);
 }
 
 // A run that fails leaves an existing output as it was (outputs are renamed into place only
@@ -306,6 +333,8 @@ TEST_F(BadInput, PipesAndFifosThatStallHitTheReadTimeout) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("read timeout"), std::string::npos) << r.err;
+    // A hang guard, 20 times the timeout, so load cannot trip it; the message says which
+    // timeout ended the read.
     EXPECT_LT(secs, 20);
 
     // Half a Matroska clip, then the writer keeps the FIFO or pipe open and sends nothing.
@@ -354,8 +383,8 @@ TEST_F(BadInput, PipesAndFifosThatStallHitTheReadTimeout) {
         writer.join();
         EXPECT_FALSE(r.signalled) << "hung: " << r.err;
         EXPECT_EQ(r.exit_code, 1) << r.err;
-        EXPECT_NE(r.err.find("read timeout"), std::string::npos) << r.err;
-        EXPECT_LT(secs, 20);
+        EXPECT_NE(r.err.find("nothing for 1 s"), std::string::npos) << "--read-timeout 1: " << r.err;
+        EXPECT_LT(secs, 20);  // a hang guard, as above
         std::ifstream in(csv);
         long rows = -1;
         for (std::string line; std::getline(in, line);) ++rows;

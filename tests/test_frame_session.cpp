@@ -19,6 +19,7 @@
 #include "app/util/stats.h"
 #include "corrtrack/correlator.h"
 #include "tests/support/session_setup.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/read_source.h"
 #include "tests/support/synthetic_clip.h"
 
@@ -238,12 +239,14 @@ TEST(FrameSession, MaxFramesAndTheStopFlagEndTheLoopAtExactFrames) {
 // so low that no frame counts as late) except `late` frames, stamped long before the first.
 class SceneSource : public FrameSource {
 public:
-    // Frames `pts_step` seconds apart (0: all due at once), those in `late` stamped far in the past.
-    SceneSource(const SyntheticClipSpec& spec, std::vector<long> late, double pts_step = 0)
-        : scene_(spec), late_(std::move(late)), pts_step_(pts_step) {}
+    // Frames `pts_step` seconds apart (0: all due at once), those in `late` stamped far in the
+    // past; decode times stamped from `clock` (null: the steady clock).
+    SceneSource(const SyntheticClipSpec& spec, std::vector<long> late, double pts_step = 0,
+                const PacingClock* clock = nullptr)
+        : scene_(spec), late_(std::move(late)), pts_step_(pts_step), clock_(clock) {}
     ReadStatus read(Frame& out) override {
         if (next_ >= scene_.spec().frames) return ReadStatus::kEnd;
-        out.decode_start = std::chrono::steady_clock::now();
+        out.decode_start = clock_ ? clock_->now() : std::chrono::steady_clock::now();
         scene_.render(static_cast<int>(next_), pixels_);
         out.index = next_;
         out.pts = std::find(late_.begin(), late_.end(), next_) != late_.end() ? -1000.0 : next_ * pts_step_;
@@ -267,6 +270,7 @@ private:
     SyntheticScene scene_;
     std::vector<long> late_;
     double pts_step_;
+    const PacingClock* clock_;
     std::vector<std::uint8_t> pixels_;
     long next_ = 0;
     std::string error_;
@@ -314,6 +318,7 @@ TEST(FrameSession, RealtimeDropsExactlyTheLateFramesAndCountsThem) {
 
 // Paced files are decoded ahead of time (the ring fills at once); their latency counts from
 // when each frame is due, as a live source would have delivered it, not from its early decode.
+// On a fake clock tracking takes no time, so every latency is exactly the decode time.
 TEST(FrameSession, RealtimeLatencyCountsFromTheDueTime) {
     SyntheticClipSpec spec;
     spec.frames = 10;
@@ -322,15 +327,18 @@ TEST(FrameSession, RealtimeLatencyCountsFromTheDueTime) {
     MultiTracker tracker(test::options_on("cpu_fast"));
     SessionOptions so;
     so.slots = 4;
-    FrameSession session(tracker, std::make_unique<SceneSource>(spec, std::vector<long>{}, kStep), so);
-    std::vector<double> latency, since_decode;
+    test::FakeClock clock;
+    FrameSession session(tracker, std::make_unique<SceneSource>(spec, std::vector<long>{}, kStep, &clock), so);
+    std::vector<double> latency, since_decode, at_ms;
     auto on_frame = [&](const LoopFrame& f, std::vector<TrackResult>& results, std::string*) {
         latency.push_back(results[0].times.latency_ms);
-        since_decode.push_back(ms_since(f.decode_start));
+        since_decode.push_back(std::chrono::duration<double, std::milli>(clock.now() - f.decode_start).count());
+        at_ms.push_back(clock.elapsed_ms());
         return true;
     };
     TrackLoopOptions lo;
     lo.pacing.realtime = true;
+    lo.pacing.clock = &clock;
     TrackLoopStats st;
     std::string error;
     const std::vector<BoxF> boxes{to_box(truth[0])};
@@ -339,13 +347,54 @@ TEST(FrameSession, RealtimeLatencyCountsFromTheDueTime) {
     EXPECT_EQ(st.late_drops, 0);
     for (std::size_t i = 0; i < latency.size(); ++i) {
         SCOPED_TRACE(i);
-        EXPECT_GE(latency[i], 0.5) << "at least the frame's decode time";
+        EXPECT_NEAR(at_ms[i], 1000 * kStep * static_cast<double>(i), 1e-3) << "tracked when due";
+        EXPECT_NEAR(latency[i], 0.5, 1e-9) << "the frame's decode time, nothing of its early decode";
         EXPECT_EQ(latency[i], st.latency_ms[i]);
-        // The last frames were decoded seconds early (the ring filled at the start); their
-        // latency is the tracking after they were due, far below the time since decoding.
-        if (i >= 6) {
-            EXPECT_GT(since_decode[i], 1000 * kStep) << "decoded more than a frame interval early";
-            EXPECT_LT(latency[i], 1000 * kStep);
+        // Frame i was decoded by the time frame i-1 was due, at least a frame interval early.
+        if (i >= 1) EXPECT_GE(since_decode[i], 1000 * kStep - 1e-3);
+    }
+}
+
+// Tracking slower than real time: frames more than one interval late are dropped and counted.
+// On a fake clock each frame takes exactly 77 ms at 25 fps (40 ms apart), so which frames go
+// follows from the rule alone: frame n is due at n x 40 ms and is taken unless it is more
+// than 40 ms late when the loop comes to it.
+TEST(FrameSession, RealtimeDropsTheFramesSlowTrackingMakesLate) {
+    SyntheticClipSpec spec;
+    spec.frames = 40;
+    const auto truth = SyntheticScene(spec).boxes();
+    MultiTracker tracker(test::options_on("cpu_fast"));
+    for (const double cost_ms : {0.0, 77.0}) {
+        SCOPED_TRACE(cost_ms);
+        test::FakeClock clock;
+        FrameSession session(tracker, std::make_unique<SceneSource>(spec, std::vector<long>{}, 0.04, &clock),
+                             SessionOptions{});
+        std::vector<long> seen;
+        auto on_frame = [&](const LoopFrame& f, std::vector<TrackResult>&, std::string*) {
+            seen.push_back(f.index);
+            clock.advance(std::chrono::duration<double, std::milli>(cost_ms));
+            return true;
+        };
+        TrackLoopOptions lo;
+        lo.pacing.realtime = true;
+        lo.pacing.clock = &clock;
+        TrackLoopStats st;
+        std::string error;
+        tracker.clear();
+        ASSERT_EQ(run_track_loop(session, {to_box(truth[0])}, lo, on_frame, &st, &error), 0) << error;
+        if (cost_ms == 0) {
+            // Fast enough: every frame, each at its timestamp; the last one 1.56 s in.
+            EXPECT_EQ(st.late_drops, 0);
+            EXPECT_EQ(seen.size(), 40u);
+            EXPECT_NEAR(clock.elapsed_ms(), 1560, 1e-3);
+        } else {
+            const std::vector<long> expected{0,  1,  3,  5,  7,  9,  11, 13, 15, 17, 19,
+                                             21, 23, 25, 26, 28, 30, 32, 34, 36, 38};
+            EXPECT_EQ(seen, expected);
+            EXPECT_EQ(st.late_drops, 19);
+            EXPECT_EQ(session.late_drops(), 19);
+            EXPECT_EQ(st.frames + st.late_drops, 40) << "every frame a row or a counted drop";
+            EXPECT_NEAR(clock.elapsed_ms(), 21 * 77, 1e-3) << "after frame 0 none is early: no waits";
         }
     }
 }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -172,18 +173,35 @@ TEST(GlInterop, CudaSinkMatchesCpuColormap) {
     std::printf("CUDA-GL interop: every texel equals the CPU colormap\n");
 }
 
+// Holds a stream in a host function until the test opens it: work queued behind it cannot run
+// before then, whatever the machine's load. Only if nobody opens it within 30 s (an upload that
+// waits for the stream on the host would never return otherwise) does it let go by itself.
+struct StreamGate {
+    std::atomic<bool> open{false};
+    std::atomic<bool> gave_up{false};
+    static void hold(void* p) {
+        auto* g = static_cast<StreamGate*>(p);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!g->open.load()) {
+            if (std::chrono::steady_clock::now() > until) {
+                g->gave_up = true;
+                return;
+            }
+            usleep(1000);
+        }
+    }
+};
+
 // Both sinks map, write and unmap on the stream they are given: new pixels copied in on a
-// non-blocking stream behind a slow host function are what GL reads back (a sink on any other
-// stream would read the old ones), and upload returns without waiting for that stream.
+// non-blocking stream behind a held host function are what GL reads back (a sink on any other
+// stream would read the old ones), and upload returns while the stream is still held (no
+// bound on its time: it must return before the gate opens).
 TEST(GlInterop, SinksMapOnTheGivenStream) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine: CUDA-GL interop test skipped";
     EglContext gl(true);
     if (!gl.ok()) GTEST_SKIP() << "no headless GL context on an NVIDIA EGL device: " << gl.error;
     cudaStream_t stream = nullptr;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    constexpr int kSleepMs = 400;
-    auto stall = [](void*) { usleep(kSleepMs * 1000); };
-    using Ms = std::chrono::duration<double, std::milli>;
     {
         const Size size{96, 54};
         const Nv12Host a = random_nv12(size.width, size.height, 1), b = random_nv12(size.width, size.height, 2);
@@ -194,19 +212,18 @@ TEST(GlInterop, SinksMapOnTheGivenStream) {
         ASSERT_TRUE(d.copy(a, stream));
         ASSERT_TRUE(sink->upload_nv12(d.planes(a, YuvMatrix::kBt601, false, false), stream));
         CUDA_OK(cudaStreamSynchronize(stream));
-        CUDA_OK(cudaLaunchHostFunc(stream, stall, nullptr));
+        StreamGate gate;
+        CUDA_OK(cudaLaunchHostFunc(stream, StreamGate::hold, &gate));
         ASSERT_TRUE(d.copy(b, stream));  // reuses the staging: `a`'s copy is done
-        const auto t0 = std::chrono::steady_clock::now();
         ASSERT_TRUE(sink->upload_nv12(d.planes(b, YuvMatrix::kBt601, false, false), stream));
-        const double upload_ms = Ms(std::chrono::steady_clock::now() - t0).count();
+        const bool returned_while_held = !gate.gave_up.load();
+        gate.open = true;
         const std::vector<std::uint8_t> got = read_texture(sink->texture(), size);
-        std::printf("frame sink: upload returned after %.2f ms with a %d ms stall queued on its stream\n", upload_ms,
-                    kSleepMs);
         EXPECT_EQ(rgba_mismatches(got, reference_frame(b, ref_matrix(YuvMatrix::kBt601, false), false), size,
                                   "after the stall"),
                   0)
             << "GL read pixels the stream had not written yet: the sink did not work on the given stream";
-        EXPECT_LT(upload_ms, kSleepMs / 2.0) << "upload_nv12 waited for the stream on the host";
+        EXPECT_TRUE(returned_while_held) << "upload_nv12 waited for the stream on the host";
         CUDA_OK(cudaStreamSynchronize(stream));
     }
     {
@@ -223,17 +240,16 @@ TEST(GlInterop, SinksMapOnTheGivenStream) {
         CUDA_OK(cudaMemcpy(dev, a.data(), a.size() * sizeof(float), cudaMemcpyHostToDevice));
         sink->upload(view, {Colormap::kTurbo, false}, stream);
         CUDA_OK(cudaStreamSynchronize(stream));
-        CUDA_OK(cudaLaunchHostFunc(stream, stall, nullptr));
+        StreamGate gate;
+        CUDA_OK(cudaLaunchHostFunc(stream, StreamGate::hold, &gate));
         CUDA_OK(cudaMemcpyAsync(dev, pinned, b.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-        const auto t0 = std::chrono::steady_clock::now();
         sink->upload(view, {Colormap::kTurbo, false}, stream);
-        const double upload_ms = Ms(std::chrono::steady_clock::now() - t0).count();
-        std::printf("heatmap sink: upload returned after %.2f ms with a %d ms stall queued on its stream\n", upload_ms,
-                    kSleepMs);
+        const bool returned_while_held = !gate.gave_up.load();
+        gate.open = true;
         EXPECT_EQ(mismatches(read_texture(sink->texture(), size), b, size, false, Colormap::kTurbo, "after the stall"),
                   0)
             << "GL read texels the stream had not written yet: the sink did not work on the given stream";
-        EXPECT_LT(upload_ms, kSleepMs / 2.0) << "the heatmap upload waited for the stream on the host";
+        EXPECT_TRUE(returned_while_held) << "the heatmap upload waited for the stream on the host";
         CUDA_OK(cudaStreamSynchronize(stream));
         CUDA_OK(cudaFree(dev));
         CUDA_OK(cudaFreeHost(pinned));

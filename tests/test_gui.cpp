@@ -6,7 +6,6 @@
 // starts its own Xvfb when $DISPLAY is unset (tests/support/gui_harness.h).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -35,13 +34,11 @@ using test::read_log;
 TEST_F(Gui, ScreenshotShowsTrackedBoxHeatmapAndPanels) {
     REQUIRE_DISPLAY();
     const std::string png = file("shot.png"), csv = file("gui.csv");
-    const auto t0 = std::chrono::steady_clock::now();
     const auto r = test::run_cli("gui " + kSample + " --box " + kSampleBox + " --kernel cpu_fast --screenshot " + png +
                                      " --frames 20 --window 1280x720 --print-box --csv " + csv,
                                  dir_->path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    ASSERT_FALSE(r.signalled);
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0);
+    ASSERT_FALSE(r.signalled);  // run_cli's 600 s limit is the hang guard; no bound on the speed
     const Printed p = parse_printed(r.out);
     EXPECT_EQ(p.frame, 19);
     ASSERT_EQ(p.box.count(0), 1u) << r.out;

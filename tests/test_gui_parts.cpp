@@ -3,6 +3,7 @@
 // test_gui; built only with the GUI.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "corrtrack/correlator.h"
 #include "render/gui_export.h"
 #include "tests/support/read_source.h"
+#include "tests/support/run_cli.h"
 #include "tests/support/synthetic_clip.h"
 
 namespace corrtrack {
@@ -122,6 +124,48 @@ TEST(GuiExport, RecordingWritesEveryFrameThroughTheVideoQueue) {
     }
     EXPECT_EQ(n, kFrames);
     EXPECT_GT(green, 60) << "the box is not drawn";
+}
+
+// The Export panel saves the history with the table's own sinks (app/cli/output_sinks.h): a
+// line for every output that is one file of rows, the same rows `corrtrack track` writes.
+TEST(GuiExport, ExportPanelSavesEveryRowOutputOfTheTable) {
+    TempDir dir("gui_export_rows");
+    GuiModel model;
+    EventLog log;
+    GuiExport out(model, log);
+    std::vector<FrameRecord> history;
+    for (long frame = 0; frame < 3; ++frame)
+        for (int target = 0; target < 2; ++target) {
+            FrameRecord rec;
+            rec.frame = frame;
+            rec.target = target;
+            rec.result.box = {10.0f + frame, 20.0f + target, 30, 40};
+            history.push_back(rec);
+        }
+    int saved = 0;
+    for (const OutputSpec& spec : output_table()) {
+        if (!gui_exports(spec)) continue;
+        SCOPED_TRACE(spec.name);
+        const std::size_t k = static_cast<std::size_t>(spec.kind);
+        EXPECT_EQ(model.export_paths[k], std::string("corrtrack_boxes.") + spec.extension) << "the default name";
+        model.export_paths[k] = dir.path() + "/boxes." + spec.extension;
+        out.save(spec, history, "in.mp4", "cpu_fast");
+        EXPECT_FALSE(model.export_error) << model.export_message;
+        EXPECT_EQ(model.export_message, "wrote " + model.export_paths[k]);
+        ++saved;
+    }
+    EXPECT_EQ(saved, 2) << "csv and json";
+    std::ifstream csv(dir.path() + "/boxes.csv");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(csv, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 7u);
+    EXPECT_EQ(lines[0], CsvWriter::header());
+    EXPECT_EQ(lines[6].rfind("2,0.000000,1,12.000,21.000,30.000,40.000,", 0), 0u) << lines[6];
+    const nlohmann::json doc = nlohmann::json::parse(test::read_text(dir.path() + "/boxes.json"));
+    EXPECT_EQ(doc["input"], "in.mp4");
+    EXPECT_EQ(doc["kernel"], "cpu_fast");
+    ASSERT_EQ(doc["results"].size(), 6u);
+    EXPECT_EQ(doc["results"][5], to_json(history[5]));
 }
 
 }  // namespace

@@ -104,7 +104,6 @@ TEST_F(Gui, XdotoolDragStepKernelSwitchAndQuit) {
     REQUIRE_DISPLAY();
     if (!have_program("xdotool")) GTEST_SKIP() << "xdotool not installed";
     const std::string log = file("ui.log"), csv = file("ui.csv");
-    const auto t0 = std::chrono::steady_clock::now();
     Background gui(std::string(CORRTRACK_BINARY) + " gui " + kSample + " --box " + kSampleBox +
                    " --kernel cpu_fast --pause-at-start --window 1280x720 --log " + log + " --csv " + csv + " >" +
                    file("out.txt") + " 2>" + file("err.txt"));
@@ -166,8 +165,8 @@ TEST_F(Gui, XdotoolDragStepKernelSwitchAndQuit) {
     EXPECT_EQ(read_log(log)[at_frame]["kernel"], "cpu_ref");
 
     ASSERT_EQ(xdo("key q"), 0);
+    // A hang guard (Q must end the process), not a speed: each wait above has its own.
     EXPECT_EQ(gui.wait(15), 0) << test::read_text(file("err.txt"));
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0);
 
     // The CSV: frame 0 from the start box, then frames 1 and 2 tracked on from the dragged box
     // (the man walks a few pixels a frame), far from where the first target was.

@@ -178,7 +178,9 @@ TEST(Live, MissingCamera) {
     std::string error;
     const auto t0 = Clock::now();
     EXPECT_FALSE(open_source("/dev/video97", &error));
-    EXPECT_LT(seconds_since(t0), 3.0);
+    // Hang guards, not speeds: each bound is far above the work and below the 10 s default
+    // open timeout, so only a wait for that timeout (or a hang) can cross it.
+    EXPECT_LT(seconds_since(t0), 9.0);
     EXPECT_EQ(error.rfind("cannot open camera '/dev/video97': No such file or directory", 0), 0u) << error;
 }
 
@@ -186,7 +188,7 @@ TEST(Live, UnreachableRtspFailsFast) {
     std::string error;
     const auto t0 = Clock::now();
     EXPECT_FALSE(open_source("rtsp://127.0.0.1:9/x", &error));
-    EXPECT_LT(seconds_since(t0), 5.0);
+    EXPECT_LT(seconds_since(t0), 9.0);  // a refused connection, not the 10 s open timeout
     EXPECT_NE(error.find("'rtsp://127.0.0.1:9/x'"), std::string::npos) << error;
 }
 
@@ -260,7 +262,8 @@ TEST(Live, ServerThatNeverAnswersHitsTheOpenTimeout) {
     std::string error;
     const auto t0 = Clock::now();
     EXPECT_FALSE(FrameSource::open(o, &error));
-    EXPECT_LT(seconds_since(t0), 4.0);
+    EXPECT_GE(seconds_since(t0), 0.9) << "the open timeout cannot fire early";
+    EXPECT_LT(seconds_since(t0), 9.0) << "the given 1 s timeout, not the 10 s default";
     EXPECT_NE(error.find("timeout"), std::string::npos) << error;
 }
 
@@ -294,9 +297,9 @@ TEST(Live, StreamThatStallsHitsTheReadTimeout) {
     EXPECT_EQ(status, ReadStatus::kError);
     EXPECT_GT(frames, 5);
     EXPECT_LT(frames, 40);
-    EXPECT_GE(stall, 0.9);
-    EXPECT_LT(stall, 4.0);
-    EXPECT_NE(source->error().find("read timeout"), std::string::npos) << source->error();
+    EXPECT_GE(stall, 0.9) << "the read timeout cannot fire early";
+    EXPECT_LT(stall, 20.0) << "a hang guard";
+    EXPECT_NE(source->error().find("nothing for 1 s (read timeout)"), std::string::npos) << source->error();
 }
 
 }  // namespace

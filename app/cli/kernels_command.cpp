@@ -1,5 +1,6 @@
 // `corrtrack kernels`: the registry and what runs on this machine.
 #include <cstdio>
+#include <string>
 
 #include "app/cli/commands.h"
 #include "corrtrack/correlator.h"
@@ -20,9 +21,13 @@ void register_kernels_command(CLI::App& root, CommandOutcome& outcome) {
         const std::string gpu = cuda_device_description();
         std::printf("GPU: %s\n\n", gpu.empty() ? "none (CUDA kernels unavailable)" : gpu.c_str());
         std::printf("%-24s %-6s %-10s %s\n", "kernel", "device", "available", "what it is");
-        for (const KernelEntry& e : kernel_registry())
+        for (const KernelEntry& e : kernel_registry()) {
+            const std::string why = unavailable_reason(e);
             std::printf("%-24s %-6s %-10s %s\n", e.name, e.device == Device::kCuda ? "cuda" : "cpu",
-                        e.available() ? "yes" : "no", e.summary);
+                        why.empty() ? "yes" : "no", e.summary);
+            // Under the summary, so that a user knows what would make the kernel run.
+            if (!why.empty()) std::printf("%43snot here: %s\n", "", why.c_str());
+        }
         outcome.exit_code = 0;
     });
 }

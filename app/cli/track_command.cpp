@@ -1,5 +1,5 @@
 // `corrtrack track INPUT --box x,y,w,h`: runs the tracker over a video, image sequence,
-// camera, pipe or URL, and writes CSV / JSON / OTB text / an annotated video. Several inputs
+// camera, pipe or URL, and writes the outputs of app/cli/output_sinks.h's table. Several inputs
 // (`--input FILE --box ... --input FILE --box ...`, or `--inputs LIST`) run as streams of their
 // own in one process (app/cli/track_streams.h); one input runs as it always has
 // (app/cli/track_stream.h). Here: the options, the streams' targets and output paths, and the
@@ -11,9 +11,9 @@
 #include "app/cli/commands.h"
 #include "app/cli/interrupt.h"
 #include "app/cli/output_paths.h"
+#include "app/cli/output_sinks.h"
 #include "app/cli/track_stream.h"
 #include "app/cli/track_streams.h"
-#include "app/io/video_writer.h"
 
 namespace corrtrack {
 namespace {
@@ -79,21 +79,13 @@ bool assign_outputs(const TrackArgs& a, std::vector<StreamPlan>* plans, std::str
         StreamPlan& p = (*plans)[i];
         p.name = names[i];
         p.decode = a.decode;
-        if (several) {
-            if (!stream_output_path(a.csv, p.name, "--csv", &p.csv, error) ||
-                !stream_output_path(a.json, p.name, "--json", &p.json, error) ||
-                !stream_output_path(a.video, p.name, "--video", &p.video, error) ||
-                !stream_output_path(a.otb, p.name, "--otb", &p.otb, error))
+        for (const OutputSpec& spec : output_table()) {
+            const std::size_t k = static_cast<std::size_t>(spec.kind);
+            if (!several)
+                p.outputs[k] = a.outputs[k];
+            else if (!stream_output_path(a.outputs[k], p.name, spec.flag, &p.outputs[k], error))
                 return false;
-        } else {
-            p.csv = a.csv;
-            p.json = a.json;
-            p.video = a.video;
-            p.otb = a.otb;
         }
-        if (!p.otb.empty())
-            for (std::size_t t = 0; t < p.boxes.size(); ++t)
-                p.otb_paths.push_back(p.boxes.size() > 1 ? p.otb + "." + std::to_string(t) : p.otb);
     }
     return true;
 }
@@ -147,16 +139,15 @@ int run_track(TrackArgs a, const std::vector<InputGroup>& groups, const std::vec
         if (!p.box_file.empty()) inputs.push_back({p.box_file, "the box file", false});
     }
     if (!a.inputs_list.empty()) inputs.push_back({a.inputs_list, "the input list", false});
-    if (several) outputs.push_back({a.json, "--json", false});
-    for (const StreamPlan& p : plans) {
-        outputs.push_back({p.csv, "--csv", false});
-        outputs.push_back({p.json, "--json", false});
-        outputs.push_back({p.video, "--video", true});
-        for (const std::string& path : p.otb_paths) outputs.push_back({path, "--otb", false});
-    }
+    if (several) outputs.push_back({a.output(OutputKind::kJson), "--json", false});  // the summary
+    for (const StreamPlan& p : plans)
+        for (const OutputSpec& spec : output_table())
+            for (const std::string& path : p.files(spec.kind)) outputs.push_back({path, spec.flag, spec.pattern_ok});
     if (!check_output_paths(inputs, outputs, &error)) return usage(error);
     for (const StreamPlan& p : plans) {
-        if (!p.video.empty() && !VideoWriter::check_path(p.video, &error)) return usage(error);
+        for (const OutputSpec& spec : output_table())
+            if (spec.check_path && !p.output(spec.kind).empty() && !spec.check_path(p.output(spec.kind), &error))
+                return usage(error);
         if (!check_camera_input(p.input, a.camera, &error)) return usage(error);
     }
     const std::string kernel = resolve_kernel_name(a.tracker.kernel);
@@ -198,11 +189,8 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
     CLI::Option* box_file_opt = cmd->add_option("--box-file", args->box_files,
                                                 "file with one x,y,w,h per line (default: INPUT with .box extension)")
                                     ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd->add_option("--csv", args->csv,
-                    "per-frame rows: frame, pts, box, centre, score, confidence, lost, stage times");
-    cmd->add_option("--json", args->json, "the same rows as one JSON document");
-    cmd->add_option("--video", args->video, "annotated video (.mp4/.mkv): boxes, search window, heatmap inset");
-    cmd->add_option("--otb", args->otb, "OTB-style results: x,y,w,h per frame, 1-based");
+    for (const OutputSpec& spec : output_table())
+        cmd->add_option(spec.flag, args->outputs[static_cast<std::size_t>(spec.kind)], spec.help);
     cmd->add_option_function<std::string>(
         "--video-quality",
         [args](const std::string& s) {

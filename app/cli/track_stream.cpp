@@ -1,5 +1,5 @@
-// One stream of `corrtrack track` (see track_stream.h): outputs checked and opened before the
-// run, written as frames come (each write checked) and renamed into place at the end, also
+// One stream of `corrtrack track` (see track_stream.h): outputs (output_sinks.h) opened before
+// the run, written as frames come (each write checked) and renamed into place at the end, also
 // after Ctrl-C.
 #include "app/cli/track_stream.h"
 
@@ -11,19 +11,11 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/interrupt.h"
-#include "app/io/annotate.h"
-#include "app/io/async_video.h"
-#include "app/io/result_writers.h"
-#include "app/io/sequence_pattern.h"
+#include "app/cli/output_sinks.h"
 #include "app/pipeline/frame_ring.h"
 
 namespace corrtrack {
 namespace {
-
-// Frames the video queue holds: enough to ride out an encoder's uneven frame times (x264's
-// lookahead, an I-frame) without the tracker waiting, few enough to bound the memory
-// (4 x 6 MB at 1080p).
-constexpr int kVideoQueueDepth = 4;
 
 const char* end_name(EndReason e) {
     switch (e) {
@@ -37,55 +29,46 @@ const char* end_name(EndReason e) {
     return "unknown";
 }
 
-// Every output of a run, opened before it so that an unwritable path fails at once; each is
-// renamed into place by finish(), or dropped (the destination untouched) by the destructors.
+// Every output of a run (the table's sinks the plan asks for), opened before it so that an
+// unwritable path fails at once; each is renamed into place by finish(), or dropped (the
+// destination untouched).
 struct Outputs {
-    CsvWriter csv;
-    JsonResultsWriter json;
-    std::vector<std::string> otb_paths;
-    std::vector<std::unique_ptr<OtbWriter>> otb;  // one per target
-    OutputFile video_file;                        // the temporary the video encoder writes (not for image patterns)
-    std::string video_path;                       // what the encoder opens
-    std::unique_ptr<AsyncVideoWriter> video;      // draws and encodes on its own thread
-    std::string encoder, encoder_note;
-    VideoQueueStats video_stats;  // final after close_video()
-    bool video_ok = true;
-    std::string video_error;
+    struct Entry {
+        const OutputSpec* spec;
+        std::unique_ptr<OutputSink> sink;
+    };
+    std::vector<Entry> sinks;          // in the table's order
+    bool pictures = false;             // a sink shows the frames: they keep their YUV picture and maps
     std::string error;                 // the first write error
-    std::vector<std::string> written;  // the outputs finish() completed: "csv", "json", "video", "otb"
+    std::vector<std::string> written;  // the outputs finish() completed, by the table's names
 
-    bool open(const StreamPlan& a, const nlohmann::json& json_head, std::string* why) {
-        if (!a.csv.empty() && !csv.open(a.csv, why)) return false;
-        if (!a.json.empty() && !json.open(a.json, json_head, why)) return false;
-        for (const std::string& path : otb_paths) {
-            otb.push_back(std::make_unique<OtbWriter>());
-            if (!otb.back()->open(path, why)) return false;
+    bool open(const StreamPlan& p, const SinkSettings& settings, std::string* why) {
+        for (const OutputSpec& spec : output_table()) {
+            const std::vector<std::string> files = p.files(spec.kind);
+            if (files.empty()) continue;
+            sinks.push_back({&spec, spec.make()});
+            if (!sinks.back().sink->open(files, settings, why)) return false;
+            pictures = pictures || spec.needs_pictures;
         }
-        if (!a.video.empty()) {
-            if (is_sequence_pattern(a.video)) {
-                video_path = a.video;  // numbered images: written in place, one file per frame
-            } else {
-                if (!video_file.open(a.video, OutputFile::Mode::kPath, why)) return false;
-                video_path = video_file.write_path();
-            }
-        }
+        return true;
+    }
+    // The frame to the sinks that show it; false + *why when one failed.
+    bool picture(const SinkPicture& pic, std::string* why) {
+        for (Entry& e : sinks)
+            if (e.spec->needs_pictures && !e.sink->picture(pic, why)) return false;
         return true;
     }
     // Rows of one frame; false (error set) on the first failed write.
     bool write(const FrameRecord& rec) {
         bool ok = true;
-        if (csv.is_open()) ok = csv.write(rec) && ok;
-        if (json.is_open()) ok = json.write(to_json(rec)) && ok;
-        if (!otb.empty()) ok = otb[static_cast<std::size_t>(rec.target)]->write(rec.frame, rec.result.box) && ok;
+        for (Entry& e : sinks) ok = e.sink->write(rec) && ok;
         if (!ok) first_error();
         return ok;
     }
     // Pushes the frame's rows to the files: a full disk stops the run at this frame.
     bool flush() {
         bool ok = true;
-        if (csv.is_open()) ok = csv.flush() && ok;
-        if (json.is_open()) ok = json.flush() && ok;
-        for (auto& w : otb) ok = w->flush() && ok;
+        for (Entry& e : sinks) ok = e.sink->flush() && ok;
         if (!ok) first_error();
         return ok;
     }
@@ -94,71 +77,113 @@ struct Outputs {
         if (error.empty()) error = why;
     }
     void first_error() {
-        if (!error.empty()) return;
-        for (const std::string* e : {&csv.error(), &json.error()})
-            if (!e->empty()) error = *e;
-        for (const auto& w : otb)
-            if (error.empty() && !w->error().empty()) error = w->error();
+        for (const Entry& e : sinks)
+            if (error.empty() && !e.sink->error().empty()) error = e.sink->error();
     }
-    // Encodes the frames still queued and closes the video (the file is committed by
-    // finish()); the run's wall time includes this.
-    void close_video() {
-        if (!video) return;
-        video_ok = video->close(&video_error);
-        video_stats = video->stats();
-        video.reset();
+    void input_ended(long source_frames) {
+        for (Entry& e : sinks) e.sink->input_ended(source_frames);
+    }
+    void drain() {
+        for (Entry& e : sinks) e.sink->drain();
     }
     // Completes every output; false with the messages printed when any failed. keep = false
     // drops them all (nothing was tracked).
     bool finish(bool keep, const nlohmann::json& json_tail, const char* cmd) {
+        if (!keep) {
+            for (Entry& e : sinks) e.sink->discard();
+            return true;
+        }
+        drain();
+        nlohmann::json tail = json_tail;
+        for (const Entry& e : sinks) e.sink->describe(&tail);
         bool ok = true;
-        std::string why;
-        auto report = [&](bool good) {
-            if (good) return;
+        for (Entry& e : sinks) {
+            std::string why;
+            if (e.sink->finish(tail, &why)) {
+                if (e.sink->started()) written.push_back(e.spec->name);
+                continue;
+            }
             ok = false;
             if (why != error) std::fprintf(stderr, "corrtrack %s: %s\n", cmd, why.c_str());  // else said already
-        };
-        if (!keep) {
-            video.reset();
-            video_file.discard();
-            return true;  // the destructors drop the rest
         }
-        if (!encoder.empty()) {
-            close_video();
-            why = video_error;
-            const bool good = video_ok && (!video_file.is_open() || video_file.commit(&why));
-            report(good);
-            if (good) written.push_back("video");
-        } else {
-            video_file.discard();
-        }
-        if (csv.is_open() || !csv.error().empty()) {
-            const bool good = csv.close(&why);
-            report(good);
-            if (good) written.push_back("csv");
-        }
-        nlohmann::json tail = json_tail;
-        if (!encoder.empty())
-            tail["video"] = {{"encoder", encoder},
-                             {"frames", video_stats.frames},
-                             {"waits", video_stats.waits},
-                             {"wait_ms", video_stats.wait_ms},
-                             {"queue", video_stats.depth}};
-        if (json.is_open() || !json.error().empty()) {
-            const bool good = json.close(tail, &why);
-            report(good);
-            if (good) written.push_back("json");
-        }
-        bool otb_good = !otb.empty();
-        for (auto& w : otb)
-            if (w->is_open() || !w->error().empty()) {
-                const bool good = w->close(&why);
-                report(good);
-                otb_good = otb_good && good;
-            }
-        if (otb_good) written.push_back("otb");
         return ok;
     }
+    void report(StreamResult* r) const {
+        for (const Entry& e : sinks) e.sink->report(r);
+        r->written = written;
+    }
+};
+
+// Says how the input ended, once the loop is over: the exit code it gives (0, damaged or
+// failed) with its message on stderr and in r->error. Only for a run that no write error,
+// signal or --frames ended.
+int judge_input(const TrackArgs& a, const StreamPlan& p, const std::string& cmd, const char* nl,
+                const FramePipeline& pipeline, const SourceReport& rep, long frames, StreamResult* r) {
+    int exit_code = 0;
+    switch (rep.end) {
+    case EndReason::kDamaged:
+        std::fprintf(stderr, "%scorrtrack %s: %s%s\n", nl, cmd.c_str(), pipeline.error().c_str(),
+                     a.allow_damaged ? " (--allow-damaged: the other frames were tracked)"
+                                     : "; the other frames were tracked (--allow-damaged accepts this)");
+        r->error = pipeline.error();
+        if (!a.allow_damaged) exit_code = kExitDamaged;
+        break;
+    case EndReason::kClean:
+    case EndReason::kNone: break;
+    default:
+        std::fprintf(stderr, "%scorrtrack %s: %s\n", nl, cmd.c_str(), pipeline.error().c_str());
+        r->error = pipeline.error();
+        exit_code = kExitInput;
+    }
+    if (frames == 0 && exit_code == 0) {
+        std::fprintf(stderr, "corrtrack %s: '%s' has no frames\n", cmd.c_str(), p.input.c_str());
+        r->error = "'" + p.input + "' has no frames";
+        exit_code = kExitInput;
+    }
+    return exit_code;
+}
+
+// --frames ended the run: frames lost among those it covered still make it damaged.
+int judge_limited(const TrackArgs& a, const StreamPlan& p, const std::string& cmd, const char* nl,
+                  const SourceReport& rep, long last_index, StreamResult* r) {
+    const long lost = static_cast<long>(
+        std::count_if(rep.lost_at.begin(), rep.lost_at.end(), [&](long i) { return i <= last_index; }));
+    if (lost == 0) return 0;
+    std::fprintf(stderr, "%scorrtrack %s: '%s': %ld frame(s) up to frame %ld missing or undecodable%s\n", nl,
+                 cmd.c_str(), p.input.c_str(), lost, last_index,
+                 a.allow_damaged ? " (--allow-damaged)" : " (--allow-damaged accepts this)");
+    r->error = std::to_string(lost) + " frame(s) missing or undecodable";
+    return a.allow_damaged ? 0 : kExitDamaged;
+}
+
+// The stream's status word for the summaries.
+std::string stream_status(bool failed, int exit_code, bool signalled, bool limit_reached, EndReason end,
+                          const std::string& end_word) {
+    if (failed) return "failed";
+    if (exit_code == kExitInput) return end == EndReason::kStalled ? "stalled" : "failed";
+    if (exit_code == kExitDamaged || (!signalled && !limit_reached && end == EndReason::kDamaged)) return "damaged";
+    if (signalled) return "stopped";
+    return end_word;
+}
+
+// "frame N/M  F fps" on stderr about once a second (an unnamed stream, not --quiet).
+class ProgressLine {
+public:
+    ProgressLine(bool on, bool tty) : on_(on), tty_(tty) {}
+    void frame_done(long frames_done, long total) {
+        if (!on_) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (std::chrono::duration<double>(now - last_).count() < 1.0) return;
+        last_ = now;
+        const double secs = std::chrono::duration<double>(now - start_).count();
+        std::fprintf(stderr, tty_ ? "\rframe %ld%s%s  %.1f fps   " : "frame %ld%s%s  %.1f fps\n", frames_done,
+                     total > 0 ? "/" : "", total > 0 ? std::to_string(total).c_str() : "", frames_done / secs);
+    }
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+private:
+    bool on_, tty_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
 }  // namespace
@@ -180,19 +205,20 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
         return code;
     };
     std::string error;
-    const std::vector<BoxF>& boxes = p.boxes;
     Outputs out;
-    out.otb_paths = p.otb_paths;
-    nlohmann::json json_head = {{"input", p.input}, {"kernel", kernel}};
-    if (named) json_head["stream"] = p.name;
-    if (!out.open(p, json_head, &error)) return fail(kExitInput, error);
+    SinkSettings settings;
+    settings.json_head = {{"input", p.input}, {"kernel", kernel}};
+    if (named) settings.json_head["stream"] = p.name;
+    settings.video_quality = a.video_quality;
+    settings.heatmap = a.heatmap;
+    if (!out.open(p, settings, &error)) return fail(kExitInput, error);
     announce_compute_path();
     const std::atomic<bool>* stop_flag = &InterruptGuard::flag();
     auto interrupted = [] { return InterruptGuard::signal_number() != 0; };
 
     // The tracker exists before the source: NVDEC decodes on the tracker's stream.
     TrackerOptions topt = a.tracker;
-    topt.keep_maps = !p.video.empty() && a.heatmap;
+    topt.keep_maps = out.pictures && a.heatmap;
     MultiTracker tracker(topt, gpu);
     if (!tracker.set_kernel(topt.kernel, &error)) return fail(kExitUsage, error);
     // The session matches the decoder to the tracker: a GPU tracker reads the luma plane
@@ -205,7 +231,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     so.source.camera_fps = a.camera.fps;
     so.source.camera_format = a.camera.format;
     so.decode = p.decode;
-    so.want_yuv = !p.video.empty();  // the decoder's YUV goes to the encoder unconverted
+    so.want_yuv = out.pictures;  // the decoder's YUV goes to the encoder unconverted
     so.slots = 6;
     auto session = FrameSession::open(tracker, so, &error);
     if (!session) {
@@ -221,61 +247,10 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     FramePipeline& pipeline = session->pipeline();
     if (!a.quiet) std::fprintf(stderr, "corrtrack%s: %s\n", tag.c_str(), pipeline.description().c_str());
 
-    StageSamples& samples = r->samples;
     long lost_frames = 0, frames_done = 0, last_index = -1;
     bool resize_told = false;
     const bool tty = isatty(STDERR_FILENO);
-    const auto t_start = std::chrono::steady_clock::now();
-    auto t_progress = t_start;
-
-    std::vector<AnnotatedTarget> shown;  // what the video shows of a frame (capacity kept)
-    // The frame and its boxes to the video writer's queue; false + *why when the video failed.
-    auto submit_video = [&](const LoopFrame& lf, const std::vector<TrackResult>& results, std::string* why) {
-        const Frame* f = lf.frame;
-        if (!out.video) {
-            VideoWriterOptions vo;
-            vo.fps = pipeline.fps() > 0 && pipeline.fps() <= 1000 ? pipeline.fps() : 25.0;
-            vo.quality = a.video_quality;
-            vo.hardware = true;
-            vo.yuv = f->yuv_format;
-            auto writer = VideoWriter::open(out.video_path, f->size(), vo, why);
-            if (!writer) return false;
-            out.encoder = writer->encoder();
-            out.encoder_note = writer->encoder_note();
-            out.video = std::make_unique<AsyncVideoWriter>(std::move(writer), kVideoQueueDepth);
-        }
-        // The source gives every frame the first frame's size; anything else is a bug to
-        // report, never a write past the buffer.
-        if (f->yuv.size() != yuv420_bytes(f->width, f->height)) {
-            *why = "frame " + std::to_string(lf.index) + " has no YUV picture for the video";
-            return false;
-        }
-        // Only copies here: the writer thread draws and encodes (waiting only when the queue
-        // is full).
-        VideoSlot* slot = out.video->acquire();
-        if (!slot) {
-            *why = out.video->error();
-            return false;
-        }
-        slot->yuv.assign(f->yuv.begin(), f->yuv.end());
-        slot->yuv_format = f->yuv_format;
-        slot->width = f->width;
-        slot->height = f->height;
-        shown.resize(results.size());
-        for (std::size_t i = 0; i < results.size(); ++i) {
-            AnnotatedTarget& t = shown[i];
-            t.box = results[i].box;
-            t.color = results[i].lost ? Rgb{255, 60, 60} : Rgb{60, 255, 90};
-            t.searched = a.heatmap && !lf.first;
-            if (t.searched) {
-                t.window = tracker.last_map_region(results[i].id);
-                t.map = i == 0 ? tracker.last_map(results[0].id) : MapView{};
-            }
-        }
-        annotate_frame(&slot->overlay, f->width, shown);
-        out.video->submit(slot);
-        return true;
-    };
+    ProgressLine progress_line(progress, tty);
     auto on_frame = [&](const LoopFrame& lf, std::vector<TrackResult>& results, std::string* why) {
         if (lf.first && !a.quiet)
             std::fprintf(stderr, "corrtrack%s: kernel %s%s\n", tag.c_str(), kernel.c_str(),
@@ -288,47 +263,40 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
                          tty && progress ? "\n" : "", tag.c_str(), lf.index, lf.decoded_size.width,
                          lf.decoded_size.height, lf.size.width, lf.size.height, lf.size.width, lf.size.height);
         }
-        const auto t_render = std::chrono::steady_clock::now();
         // A write error stops the run after this frame, whose rows the other outputs still
         // get: every count (summary, JSON "frames") is then the rows they hold.
         std::string failure;
-        if (!out.video_path.empty() && !submit_video(lf, results, &failure)) out.note_error(failure);
-        const double render_ms =
-            out.video_path.empty()
-                ? 0.0
-                : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_render).count();
+        double render_ms = 0;
+        if (out.pictures) {
+            const auto t_render = std::chrono::steady_clock::now();
+            if (!out.picture({lf, results, tracker, pipeline.fps()}, &failure)) out.note_error(failure);
+            render_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_render).count();
+        }
         for (std::size_t i = 0; i < results.size(); ++i) {
             results[i].times.render_ms = render_ms;
-            const FrameRecord rec{lf.index, lf.pts, static_cast<int>(i), results[i]};
-            if (!out.write(rec) && failure.empty()) failure = out.error;
+            if (!out.write({lf.index, lf.pts, static_cast<int>(i), results[i]}) && failure.empty()) failure = out.error;
             if (results[i].lost) ++lost_frames;
-            if (i == 0) samples.add(results[i].times);
+            if (i == 0) r->samples.add(results[i].times);
         }
         if (!out.flush() && failure.empty()) failure = out.error;
         ++frames_done;
         r->progress.store(frames_done, std::memory_order_relaxed);
         last_index = lf.index;
-        const auto now = std::chrono::steady_clock::now();
-        if (progress && std::chrono::duration<double>(now - t_progress).count() >= 1.0) {
-            t_progress = now;
-            const double secs = std::chrono::duration<double>(now - t_start).count();
-            const long total = pipeline.frame_count();
-            std::fprintf(stderr, tty ? "\rframe %ld%s%s  %.1f fps   " : "frame %ld%s%s  %.1f fps\n", frames_done,
-                         total > 0 ? "/" : "", total > 0 ? std::to_string(total).c_str() : "", frames_done / secs);
-        }
+        progress_line.frame_done(frames_done, pipeline.frame_count());
         *why = failure;
         return failure.empty();
     };
     TrackLoopOptions lo;
     lo.pacing.realtime = a.realtime;
     lo.pacing.max_frames = a.max_frames;
-    lo.need_host_frame = !p.video.empty();
+    lo.need_host_frame = out.pictures;
     lo.pacing.stop = stop_flag;
+    lo.pacing.clock = a.pacing_clock;
     TrackLoopStats& st = r->loop;
-    const int loop_rc = run_track_loop(*session, boxes, lo, on_frame, &st, &error);
+    const int loop_rc = run_track_loop(*session, p.boxes, lo, on_frame, &st, &error);
     // The decoder is done (or stops now): its account of the input is final after this.
     pipeline.stop();
-    if (st.frames > 0) out.close_video();  // before the clock stops: the run includes it
+    if (st.frames > 0) out.drain();  // before the clock stops: the run includes the video's queue
     const char* nl = tty && progress ? "\n" : "";
     int exit_code = 0;
     bool failed = loop_rc != 0;  // a target could not start, or an output could not be written
@@ -340,45 +308,14 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     const SourceReport rep = pipeline.report();
     const bool limit_reached = a.max_frames >= 0 && frames >= a.max_frames;
     const bool signalled = interrupted();
-    if (!failed && !signalled && !limit_reached) {
-        switch (rep.end) {
-        case EndReason::kDamaged:
-            std::fprintf(stderr, "%scorrtrack %s: %s%s\n", nl, cmd.c_str(), pipeline.error().c_str(),
-                         a.allow_damaged ? " (--allow-damaged: the other frames were tracked)"
-                                         : "; the other frames were tracked (--allow-damaged accepts this)");
-            r->error = pipeline.error();
-            if (!a.allow_damaged) exit_code = kExitDamaged;
-            break;
-        case EndReason::kClean:
-        case EndReason::kNone: break;
-        default:
-            std::fprintf(stderr, "%scorrtrack %s: %s\n", nl, cmd.c_str(), pipeline.error().c_str());
-            r->error = pipeline.error();
-            exit_code = kExitInput;
-        }
-        if (frames == 0 && exit_code == 0) {
-            std::fprintf(stderr, "corrtrack %s: '%s' has no frames\n", cmd.c_str(), p.input.c_str());
-            r->error = "'" + p.input + "' has no frames";
-            exit_code = kExitInput;
-        }
-    } else if (!failed && !signalled) {
-        // --frames ended the run: frames lost among those it covered still make it damaged.
-        const long lost = static_cast<long>(
-            std::count_if(rep.lost_at.begin(), rep.lost_at.end(), [&](long i) { return i <= last_index; }));
-        if (lost > 0) {
-            std::fprintf(stderr, "%scorrtrack %s: '%s': %ld frame(s) up to frame %ld missing or undecodable%s\n", nl,
-                         cmd.c_str(), p.input.c_str(), lost, last_index,
-                         a.allow_damaged ? " (--allow-damaged)" : " (--allow-damaged accepts this)");
-            r->error = std::to_string(lost) + " frame(s) missing or undecodable";
-            if (!a.allow_damaged) exit_code = kExitDamaged;
-        }
-    }
-    // Frames lost after the last one tracked, or missing at the end, get their NaN lines as a
-    // gap in the middle does: line k of the OTB file stays source frame k.
+    if (!failed && !signalled)
+        exit_code = limit_reached ? judge_limited(a, p, cmd, nl, rep, last_index, r)
+                                  : judge_input(a, p, cmd, nl, pipeline, rep, frames, r);
+    // Frames lost after the last one tracked, or missing at the end, count in outputs that keep
+    // one line per source frame.
     if (!failed && !signalled && !limit_reached && (rep.end == EndReason::kClean || rep.end == EndReason::kDamaged))
-        for (auto& w : out.otb) w->pad_to(rep.delivered + rep.lost + rep.missing_at_end);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    nlohmann::json lost_at = rep.lost_at;
+        out.input_ended(rep.delivered + rep.lost + rep.missing_at_end);
+    const double secs = progress_line.seconds();
     const std::string end =
         limit_reached || (signalled && rep.end == EndReason::kInterrupted) ? "stopped" : end_name(rep.end);
     const nlohmann::json tail = {
@@ -389,7 +326,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
         {"source",
          {{"end", end},
           {"lost", rep.lost},
-          {"lost_frames", lost_at},
+          {"lost_frames", rep.lost_at},
           {"missing_at_end", rep.missing_at_end},
           {"concealed", rep.concealed},
           {"resized", rep.resized}}},
@@ -404,16 +341,7 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     else if (signalled)
         exit_code = InterruptGuard::exit_code();
     r->exit_code = exit_code;
-    if (failed)
-        r->status = "failed";
-    else if (exit_code == kExitInput)
-        r->status = rep.end == EndReason::kStalled ? "stalled" : "failed";
-    else if (exit_code == kExitDamaged || (!signalled && !limit_reached && rep.end == EndReason::kDamaged))
-        r->status = "damaged";
-    else if (signalled)
-        r->status = "stopped";
-    else
-        r->status = end;
+    r->status = stream_status(failed, exit_code, signalled, limit_reached, rep.end, end);
     r->frames = frames;
     r->lost_frames = lost_frames;
     r->last_index = last_index;
@@ -421,20 +349,18 @@ int run_stream(const TrackArgs& a, const StreamPlan& p, const std::string& kerne
     r->report = rep;
     r->live_dropped = pipeline.dropped();
     r->size = pipeline.size();
-    r->encoder = out.encoder;
-    r->encoder_note = out.encoder_note;
-    r->video_stats = out.video_stats;
-    r->video_ok = out.video_ok;
-    r->written = out.written;
+    out.report(r);
     r->signalled = signalled;
     return exit_code;
 }
 
 std::vector<std::pair<std::string, std::string>> stream_outputs(const StreamPlan& p, const StreamResult& r) {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [flag, path] : {std::pair{"csv", p.csv}, {"json", p.json}, {"video", p.video}, {"otb", p.otb}})
-        if (!path.empty() && std::find(r.written.begin(), r.written.end(), flag) != r.written.end())
-            out.emplace_back(flag, path);
+    for (const OutputSpec& spec : output_table()) {
+        const std::string& path = p.output(spec.kind);
+        if (!path.empty() && std::find(r.written.begin(), r.written.end(), spec.name) != r.written.end())
+            out.emplace_back(spec.name, path);
+    }
     return out;
 }
 

@@ -16,6 +16,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/nvdec_share.h"
+#include "app/cli/output_sinks.h"
 #include "app/gpu/gpu_context.h"
 #include "app/io/async_video.h"
 #include "app/io/frame_source.h"
@@ -32,12 +33,13 @@ struct TrackArgs {
     std::vector<std::string> inputs;     // --input FILE, each followed by its --box / --box-file
     std::string inputs_list;             // --inputs LIST
     int jobs = 0;                        // streams tracked at once (0: all)
-    std::string csv, json, video, otb;
+    OutputPaths outputs;  // --csv, --json ... (output_sinks.h); with several inputs --json is also the summary
     bool heatmap = true;
     long max_frames = -1;
     bool quiet = false;
     double read_timeout = 5.0;
     bool realtime = false;
+    PacingClock* pacing_clock = nullptr;  // --realtime's clock: null, the steady clock (tests: a fake)
     bool allow_damaged = false;
     DecodeMode decode = DecodeMode::kAuto;
     int nvdec_streams = kDefaultNvdecStreams;   // with several inputs and auto: NVDEC at once at most
@@ -45,6 +47,7 @@ struct TrackArgs {
     CameraRequest camera;
     VideoQuality video_quality = VideoQuality::kFast;
     TrackerOptions tracker;
+    const std::string& output(OutputKind k) const { return outputs[static_cast<std::size_t>(k)]; }
 };
 
 // One input, its targets and the outputs it writes (empty: none).
@@ -52,10 +55,12 @@ struct StreamPlan {
     std::string name;  // "" in a single-input run (messages and outputs as they always were)
     std::string input;
     std::vector<BoxF> boxes;
-    std::string box_file;  // the box file read, for the output checks ("" if none)
-    std::string csv, json, video, otb;
-    std::vector<std::string> otb_paths;     // one per target: otb, or otb.N with several targets
+    std::string box_file;                   // the box file read, for the output checks ("" if none)
+    OutputPaths outputs;                    // each output's path for this stream ("" none)
     DecodeMode decode = DecodeMode::kAuto;  // --decode; run_streams' NvdecShare may send auto to the CPU
+    const std::string& output(OutputKind k) const { return outputs[static_cast<std::size_t>(k)]; }
+    // The files output k writes: its path, or one per target (output_files()).
+    std::vector<std::string> files(OutputKind k) const { return output_files(output_spec(k), output(k), boxes.size()); }
 };
 
 // What a stream did, for the summaries and the exit code.
@@ -79,11 +84,11 @@ struct StreamResult {
     std::string encoder, encoder_note;
     VideoQueueStats video_stats;
     bool video_ok = true;
-    std::vector<std::string> written;  // outputs completed and in place: "csv", "json", "video", "otb"
+    std::vector<std::string> written;  // outputs completed and in place, by OutputSpec::name
     bool signalled = false;
 };
 
-// The outputs a stream completed, {flag, path} in the order csv, json, video, otb: what the
+// The outputs a stream completed, {name, path} in the output table's order: what the
 // summaries may say was written (a failed output is not there).
 std::vector<std::pair<std::string, std::string>> stream_outputs(const StreamPlan& plan, const StreamResult& result);
 

@@ -354,7 +354,8 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
              {"outputs", outputs}});
     }
     bool summary_ok = true;
-    if (!a.json.empty()) {
+    const std::string& summary = a.output(OutputKind::kJson);  // with several inputs, --json is the summary
+    if (!summary.empty()) {
         const nlohmann::json doc = {
             {"kernel", kernel},
             {"jobs", jobs},
@@ -376,7 +377,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
             {"exit_code", exit_code},
             {"interrupted", signalled ? nlohmann::json(InterruptGuard::signal_name()) : nlohmann::json(nullptr)}};
         std::string why;
-        if (!write_json_file(a.json, doc, &why)) {
+        if (!write_json_file(summary, doc, &why)) {
             std::fprintf(stderr, "corrtrack track: %s\n", why.c_str());
             summary_ok = false;
             exit_code = kExitInput;
@@ -420,7 +421,7 @@ int run_streams(const TrackArgs& a, const std::vector<StreamPlan>& plans, const 
         for (std::size_t i = 0; i < n; ++i)
             for (const auto& [flag, path] : stream_outputs(plans[i], *results[i]))
                 std::printf("wrote %-5s %s\n", flag.c_str(), path.c_str());
-        if (!a.json.empty() && summary_ok) std::printf("wrote json  %s (summary)\n", a.json.c_str());
+        if (!summary.empty() && summary_ok) std::printf("wrote json  %s (summary)\n", summary.c_str());
     }
     return exit_code;
 }

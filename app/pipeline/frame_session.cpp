@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
 
 #include "app/pipeline/frame_upload.h"
 #include "corrtrack/cuda_util.h"
@@ -91,10 +90,11 @@ SessionFrame FrameSession::describe(const Frame* f) {
 
 bool FrameSession::next(SessionFrame* out) {
     const std::atomic<bool>* stop = pacing_.stop;
+    PacingClock& clock = pacing_.clock ? *pacing_.clock : PacingClock::steady();
     Clock::time_point due{};
     if (!paced_) {
         paced_ = true;
-        pace_start_ = Clock::now();
+        pace_start_ = clock.now();
     }
     const double interval = pipeline_->fps() > 0 ? 1.0 / pipeline_->fps() : 0.04;
     for (;;) {
@@ -116,18 +116,18 @@ bool FrameSession::next(SessionFrame* out) {
             if (first_pts_ < 0) first_pts_ = f->pts;
             due = pace_start_ +
                   std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f->pts - first_pts_));
-            const auto now = Clock::now();
+            const auto now = clock.now();
             if (taken_ > 0 && now - due > std::chrono::duration<double>(interval)) {
                 ++late_drops_;
                 pipeline_->release(f);
                 continue;
             }
-            if (due > now) std::this_thread::sleep_until(due);
+            if (due > now) clock.sleep_until(due);
         }
         ++taken_;
         *out = describe(f);
         if (pacing_.realtime)
-            out->latency_start = f->decode_start < due
+            out->latency_start = f->decode_start <= due
                                      ? due - std::chrono::duration_cast<Clock::duration>(
                                                  std::chrono::duration<double, std::milli>(f->decode_ms))
                                      : due;
@@ -180,7 +180,7 @@ const std::vector<TrackResult>& FrameSession::track(SessionFrame& f) {
 }
 
 double FrameSession::finish(SessionFrame& f, std::vector<TrackResult>& results) {
-    const auto ready = Clock::now();
+    const auto ready = pacing_.clock ? pacing_.clock->now() : Clock::now();
     if (f.device_slot >= 0) {
         // Work queued on the tracker's stream from here on may reuse the device frame only
         // after the tracker's reads of it: the copy into this slot a ring later waits for this.

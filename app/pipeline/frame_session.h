@@ -24,6 +24,7 @@
 #include "app/io/frame.h"
 #include "app/io/frame_source.h"
 #include "app/pipeline/frame_ring.h"
+#include "app/pipeline/pacing_clock.h"
 #include "app/track/tracker.h"
 
 namespace corrtrack {
@@ -59,6 +60,9 @@ struct SessionPacing {
     // Once set (a signal), next() takes no further frame. Pass the same flag as
     // SourceOptions::stop so that a blocked read gives up too.
     const std::atomic<bool>* stop = nullptr;
+    // The clock frames are paced by and latency is read on (null: the steady clock). A fake
+    // one needs a source that stamps Frame::decode_start from it too.
+    PacingClock* clock = nullptr;
 };
 
 // A frame taken by next(): its slot stays held until release().
@@ -71,7 +75,7 @@ struct SessionFrame {
     std::chrono::steady_clock::time_point decode_start;
     // Where latency counts from: decode_start; with realtime pacing the frame's due time,
     // when a live source would have delivered it (a file is decoded ahead of it), less the
-    // decode time when the frame was decoded before it was due.
+    // decode time when the frame was decoded by the time it was due.
     std::chrono::steady_clock::time_point latency_start;
     const Frame* frame = nullptr;  // the slot, until released
     int device_slot = -1;          // FrameUploader slot, or -1 (not copied: CPU path, NVDEC)
