@@ -283,11 +283,12 @@ bool cpu_fast_prefers_fft(Size image, Size templ, CpuIsa isa) {
     // Cost model fitted to timings on a 2-core x86-64 VM (notes/PERF.md, 2026-11-29): the direct
     // numerator costs ~0.06 ns per multiply-accumulate (AVX2, rows split over the cores), the
     // FFT path ~0.75 ns x log2(points) per padded point (two real transforms + product). The
-    // int8 kernels (docs/cpu_kernels.md, 2026-12-04, AMD EPYC Zen 4) cost ~1/3 of that per
-    // multiply-accumulate (AVX2 vpmaddwd) and ~1/12 (AVX-512 VNNI vpdpbusd).
+    // int8 kernels (docs/cpu_kernels.md, 2026-12-04, AMD EPYC Zen 4) cost ~1/4 of that per
+    // multiply-accumulate (AVX2 vpmaddwd) and ~1/20 (AVX-512 VNNI vpdpbusd): at 1080p VNNI
+    // wins up to 64x64 templates, the FFT from 128x128.
     const double macs = static_cast<double>(image.width - templ.width + 1) * (image.height - templ.height + 1) *
                         templ.width * templ.height;
-    const double mac_cost = isa == CpuIsa::kVnni ? 1.0 / 12 : isa == CpuIsa::kAvx2 ? 1.0 / 3 : 1.0;
+    const double mac_cost = isa == CpuIsa::kVnni ? 1.0 / 20 : isa == CpuIsa::kAvx2 ? 1.0 / 4 : 1.0;
     const Size padded = FftNumerator::padded_size(image);
     const double n = static_cast<double>(padded.width) * padded.height;
     return 12.5 * n * std::log2(std::max(n, 2.0)) < macs * mac_cost;

@@ -43,9 +43,9 @@ const char* cpu_isa_name(CpuIsa isa) {
 CpuIsa cpu_isa_detected() {
     static const CpuIsa detected = [] {
         __builtin_cpu_init();
-        // vpermb is AVX-512 VBMI; the masked stores and loads AVX-512 F/BW.
+        // vpermb is AVX-512 VBMI; the masked stores AVX-512 F; the NCC epilogue uses VL.
         if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vbmi"))
+            __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vl"))
             return CpuIsa::kVnni;
         if (__builtin_cpu_supports("avx2")) return CpuIsa::kAvx2;
         return CpuIsa::kScalar;

@@ -137,6 +137,32 @@ TEST(Int8Numerator, FullHdFrameSpotChecks) {
     }
 }
 
+TEST(Int8Kernels, MapsEqualCpuRefBitForBit) {
+    // The vectorised epilogue does ncc_from_sums' arithmetic on the same exact integers, so
+    // the floats are the same, flat windows (score 0) included.
+    OwnedImage f = random_image(211, 157, 31);
+    test::fill_rect(f, {40, 30, 50, 40}, 77);
+    const OwnedImage t = random_image(23, 19, 32);
+    const NccProblem p = NccProblem::full_frame(f.view().size(), t.view().size());
+    const Size o = p.out_size();
+    auto run = [&](const char* name) {
+        auto k = make_correlator(name);
+        std::vector<float> out(static_cast<std::size_t>(o.width) * o.height, NAN);
+        k->set_template(t.view(), nullptr);
+        k->run(f.view(), p, {out.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
+        return out;
+    };
+    const std::vector<float> ref = run("cpu_ref");
+    int flat = 0;
+    for (float v : ref) flat += v == 0.0f;
+    EXPECT_GT(flat, 100);
+    for (const char* name : {"cpu_fast", "cpu_avx2", "cpu_vnni"}) {
+        if (!find_kernel(name)->available()) continue;
+        const std::vector<float> got = run(name);
+        for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(got[i], ref[i]) << name << " at " << i;
+    }
+}
+
 TEST(CpuIsaCap, EnvironmentForcesTheFallbackWithTheSameMaps) {
     const OwnedImage f = random_image(333, 211, 21);
     const OwnedImage t = random_image(29, 23, 22);
