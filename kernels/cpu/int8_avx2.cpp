@@ -70,7 +70,12 @@ CORRTRACK_AVX2 void avx2_block(const Int8Args& a, int y0, int x_begin, int x_end
 }  // namespace
 
 void int8_rows_avx2(const Int8Args& a, int y_begin, int y_end, int x_begin, int x_end) {
-    for (int y0 = y_begin; y0 < y_end; y0 += kAvx2Rows) avx2_block<kAvx2Rows, 2>(a, y0, x_begin, x_end);
+    // Whole 16-column blocks, then an 8-column one.
+    const int x_wide = x_begin + (x_end - x_begin) / 16 * 16;
+    for (int y0 = y_begin; y0 < y_end; y0 += kAvx2Rows) {
+        avx2_block<kAvx2Rows, 2>(a, y0, x_begin, x_wide);
+        avx2_block<kAvx2Rows, 1>(a, y0, x_wide, x_end);
+    }
 }
 
 }  // namespace corrtrack

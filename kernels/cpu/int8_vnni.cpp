@@ -75,7 +75,13 @@ CORRTRACK_VNNI void vnni_block(const Int8Args& a, int y0, int x_begin, int x_end
 }  // namespace
 
 void int8_rows_vnni(const Int8Args& a, int y_begin, int y_end, int x_begin, int x_end) {
-    for (int y0 = y_begin; y0 < y_end; y0 += kVnniRows) vnni_block<kVnniRows, 4>(a, y0, x_begin, x_end);
+    // Whole 64-column blocks, then 16-column ones: a tracking window's 49 or 65 output columns
+    // would otherwise compute up to twice what they keep.
+    const int x_wide = x_begin + (x_end - x_begin) / 64 * 64;
+    for (int y0 = y_begin; y0 < y_end; y0 += kVnniRows) {
+        vnni_block<kVnniRows, 4>(a, y0, x_begin, x_wide);
+        vnni_block<kVnniRows, 1>(a, y0, x_wide, x_end);
+    }
 }
 
 }  // namespace corrtrack
