@@ -107,9 +107,12 @@ private:
     bool stop_ = false;
 };
 
+// Never destroyed: a thread still inside parallel_for when the process exits (an eval job
+// interrupted) must not find its pool's mutex and condition variables gone; the workers sleep
+// in wait() until the process ends.
 WorkPool& pool() {
-    static WorkPool p;
-    return p;
+    static WorkPool* p = new WorkPool;
+    return *p;
 }
 
 }  // namespace
