@@ -1,5 +1,6 @@
 // `corrtrack kernels`: the registry and what runs on this machine.
 #include <cstdio>
+#include <string>
 
 #include "app/cli/commands.h"
 #include "corrtrack/correlator.h"
@@ -25,11 +26,11 @@ void register_kernels_command(CLI::App& root, CommandOutcome& outcome) {
                     cpu_int8_peak().isa.c_str(), cpu_kernel_flags().c_str());
         std::printf("%-24s %-6s %-10s %s\n", "kernel", "device", "available", "what it is");
         for (const KernelEntry& e : kernel_registry()) {
+            const std::string why = unavailable_reason(e);
             std::printf("%-24s %-6s %-10s %s\n", e.name, e.device == Device::kCuda ? "cuda" : "cpu",
-                        e.available() ? "yes" : "no", e.summary);
-            // Why not (the GPU line above already says it for every CUDA kernel without a GPU).
-            if (!e.available() && (e.device == Device::kCpu || !gpu.empty()))
-                std::printf("%-24s %-6s %-10s (%s)\n", "", "", "", unavailable_reason(e).c_str());
+                        why.empty() ? "yes" : "no", e.summary);
+            // Under the summary, so that a user knows what would make the kernel run.
+            if (!why.empty()) std::printf("%43snot here: %s\n", "", why.c_str());
         }
         outcome.exit_code = 0;
     });
