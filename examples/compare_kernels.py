@@ -5,6 +5,7 @@ NCC when torch is installed, on the same frame and templates; print a ratio tabl
     python examples/compare_kernels.py                          # 1920x1080 synthetic frame
     python examples/compare_kernels.py --video clip.mp4 --templates 32,64
     python examples/compare_kernels.py --kernels cpu_fast,cuda_mma,cuda_fft --repeats 15
+    CORRTRACK_CPU_ISA=avx2 python examples/compare_kernels.py   # as on a CPU without AVX-512
 
 Templates are cut from the middle of the frame. Each method runs once to warm up (plans,
 workspaces, "auto"'s timing), then --repeats times; the table gives the median wall time per
@@ -95,7 +96,8 @@ def main() -> int:
     ap.add_argument("--frame", type=int, default=0, help="which frame of --video")
     ap.add_argument("--templates", default="16,32,64,128", help="template sides (default 16,32,64,128)")
     ap.add_argument("--kernels", default=None,
-                    help="corrtrack kernels (default: cpu_fast, and auto,cuda_mma,cuda_fft with a GPU)")
+                    help="corrtrack kernels (default: cpu_fast,cpu_vnni,cpu_avx2, and auto,cuda_mma,cuda_fft "
+                         "with a GPU)")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--no-torch", action="store_true", help="leave the PyTorch FFT NCC out")
     ap.add_argument("--threads", type=int, default=0,
@@ -116,7 +118,8 @@ def main() -> int:
     H, W = frame.shape
     sides = [int(s) for s in args.templates.split(",")]
     gpu = corrtrack.cuda_available()
-    kernels = args.kernels.split(",") if args.kernels else ["cpu_fast"] + (["auto", "cuda_mma", "cuda_fft"] if gpu else [])
+    cpu = ["cpu_fast", "cpu_vnni", "cpu_avx2"]  # cpu_fast: what "auto" runs without a GPU
+    kernels = args.kernels.split(",") if args.kernels else cpu + (["auto", "cuda_mma", "cuda_fft"] if gpu else [])
     available = {k.name: k for k in corrtrack.kernels(variants=True)}
     for k in kernels:
         if k not in available:

@@ -19,6 +19,8 @@ const Requirement kRequirements[] = {
     {cuda_kernels_available, "a usable CUDA GPU"},
     {cuda_mma_available, "a CUDA GPU of compute capability 8.0 or newer (int8 mma.sync)"},
     {cuda_wgmma_available, "a Hopper GPU (sm_90) with wgmma"},
+    {cpu_avx2_available, "a CPU with AVX2 (and CORRTRACK_CPU_ISA not below avx2)"},
+    {cpu_vnni_available, "a CPU with AVX-512 VNNI, BW and VBMI (and CORRTRACK_CPU_ISA not below vnni)"},
 #if CORRTRACK_HAVE_OPENCV
     {cpu_opencv_available, "OpenCV"},
 #endif
@@ -31,8 +33,14 @@ const std::vector<KernelEntry>& kernel_registry() {
         std::vector<KernelEntry> e = {
             {"cpu_ref", Device::kCpu, "brute-force exact sums per window, double combine: the oracle", always,
              make_cpu_ref},
-            {"cpu_fast", Device::kCpu, "integral-image window sums + direct or FFTW numerator, all cores", always,
+            {"cpu_fast", Device::kCpu,
+             "sliding window sums + the best exact int8 numerator this CPU has (VNNI, AVX2) or FFTW, all cores", always,
              make_cpu_fast},
+            {"cpu_avx2", Device::kCpu, "cpu_fast with the AVX2 int8 numerator always (vpmaddwd, 4x16 outputs a block)",
+             cpu_avx2_available, make_cpu_avx2},
+            {"cpu_vnni", Device::kCpu,
+             "cpu_fast with the AVX-512 VNNI int8 numerator always (vpdpbusd, 4x64 outputs a block)",
+             cpu_vnni_available, make_cpu_vnni},
         };
 #if CORRTRACK_HAVE_OPENCV
         e.push_back({"cpu_opencv", Device::kCpu, "OpenCV matchTemplate TM_CCOEFF_NORMED (float), a peer",

@@ -192,8 +192,9 @@ TEST_P(KernelSweep, MatchesCpuRef) {
 // cuda_mma_fused and _w4 are only available from sm_80 on, cuda_wgmma* on sm_90a builds on
 // compute capability 9.0, where they run every batch case).
 bool must_support_batches(const std::string& name) {
-    return name == "cpu_fast" || name == "cuda_dp4a" || name.rfind("cuda_dp4a_ilp", 0) == 0 ||
-           name.rfind("cuda_mma_fused", 0) == 0 || name.rfind("cuda_wgmma", 0) == 0;
+    return name == "cpu_fast" || name == "cpu_avx2" || name == "cpu_vnni" || name == "cuda_dp4a" ||
+           name.rfind("cuda_dp4a_ilp", 0) == 0 || name.rfind("cuda_mma_fused", 0) == 0 ||
+           name.rfind("cuda_wgmma", 0) == 0;
 }
 
 TEST_P(KernelSweep, BatchedTemplatesMatchCpuRef) {

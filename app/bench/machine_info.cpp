@@ -13,6 +13,7 @@
 
 #include "app/bench/options.h"
 #include "corrtrack/correlator.h"
+#include "corrtrack/cpu_info.h"
 
 namespace corrtrack::bench {
 namespace {
@@ -122,7 +123,9 @@ std::string cpu_text() {
     std::string line = first_line_matching("/proc/cpuinfo", "model name");
     const auto colon = line.find(':');
     std::string model = colon == std::string::npos ? "unknown CPU" : trim(line.substr(colon + 1));
-    return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
+    // The flags the CPU kernels dispatch on, and the int8 ISA they run (CORRTRACK_CPU_ISA caps it).
+    return model + " (" + std::to_string(std::thread::hardware_concurrency()) +
+           " hardware threads; flags: " + cpu_kernel_flags() + "; CPU int8 kernels: " + cpu_int8_peak().isa + ")";
 }
 
 std::string utc_now_iso() {

@@ -274,7 +274,7 @@ Report make_report(const BenchOptions& o) {
     Report rep;
     rep.gpu = query_gpu(o.peak_gmacs);
     rep.gpu_peaks = gpu_peaks(rep.gpu, o.peak_bw_gbps, o.peak_tmacs);
-    rep.cpu_peaks = cpu_peaks(o.cpu_peak_bw_gbps, o.cpu_peak_tmacs);
+    rep.cpu_peaks = cpu_peaks_detected(o.cpu_peak_bw_gbps, o.cpu_peak_tmacs);
     rep.batch = o.batch;
     rep.header = {
         {"corrtrack bench", "NCC kernel timings"},

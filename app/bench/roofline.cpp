@@ -1,5 +1,7 @@
 #include "app/bench/roofline.h"
 
+#include "corrtrack/cpu_info.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -84,6 +86,21 @@ Peaks cpu_peaks(double bw_gbps, double tmacs) {
     p.mma_tmacs = std::max(0.0, tmacs);
     p.mem_note = p.mem_gbps > 0 ? format("%g GB/s (--cpu-peak-bw)", p.mem_gbps) : "not stated (--cpu-peak-bw)";
     p.mma_note = p.mma_tmacs > 0 ? format("%g TMAC/s (--cpu-peak-macs)", p.mma_tmacs) : "not stated (--cpu-peak-macs)";
+    return p;
+}
+
+Peaks cpu_peaks_detected(double bw_gbps, double tmacs) {
+    Peaks p = cpu_peaks(bw_gbps, tmacs);
+    if (p.mma_tmacs <= 0) {
+        const CpuInt8Peak peak = cpu_int8_peak();
+        p.mma_tmacs = peak.tmacs;
+        p.mma_note = peak.note + " (--cpu-peak-macs overrides)";
+    }
+    if (p.mem_gbps <= 0) {
+        p.mem_gbps = cpu_measured_read_gbps();
+        p.mem_note =
+            format("%.3g GB/s measured (256 MiB read by every core, best of 3; --cpu-peak-bw overrides)", p.mem_gbps);
+    }
     return p;
 }
 

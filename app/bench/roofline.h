@@ -32,6 +32,9 @@ double dram_bandwidth_gbps(double mem_clock_khz, int bus_bits);
 Peaks gpu_peaks(const GpuInfo& g, double bw_override_gbps, double macs_override_tmacs);
 // CPU rows: the peaks stated on the command line (--cpu-peak-bw, --cpu-peak-macs), else unknown.
 Peaks cpu_peaks(double bw_gbps, double tmacs);
+// The same, with what is not stated worked out: MAC peak from the CPU kernels' ISA, cores and
+// clock (corrtrack/cpu_info.h), bandwidth measured.
+Peaks cpu_peaks_detected(double bw_gbps, double tmacs);
 
 // What one case must do at least, and how long that takes at the peaks.
 struct Floors {

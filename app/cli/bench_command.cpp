@@ -61,10 +61,12 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
                     "MAC/clk/SM from a table by compute capability; H200 SXM datasheet: 989)")
         ->check(finite_range(0, 1e6));
     cmd->add_option("--cpu-peak-bw", o->cpu_peak_bw_gbps,
-                    "CPU memory bandwidth in GB/s for the CPU rows' roofline columns (default: none, '-')")
+                    "CPU memory bandwidth in GB/s for the CPU rows' roofline columns (default: measured, a "
+                    "256 MiB read by every core)")
         ->check(finite_range(0, 1e6));
     cmd->add_option("--cpu-peak-macs", o->cpu_peak_tmacs,
-                    "CPU multiply-add peak in TMAC/s for the CPU rows' roofline columns (default: none, '-')")
+                    "CPU multiply-add peak in TMAC/s for the CPU rows' roofline columns (default: cores x "
+                    "clock x int8 MAC/clk of the CPU kernels' ISA)")
         ->check(finite_range(0, 1e6));
     cmd->add_flag("--variants", o->variants,
                   "also time the tuning variants (cuda_dp4a_ilp_c2/c4/c8, cuda_shuffle_grouped_r2/r4/r8)");

@@ -4,6 +4,7 @@
 
 #include "app/cli/commands.h"
 #include "corrtrack/correlator.h"
+#include "corrtrack/cpu_info.h"
 
 namespace corrtrack {
 
@@ -19,7 +20,10 @@ void register_kernels_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->callback([&outcome] {
         if (outcome.dry_run) return;
         const std::string gpu = cuda_device_description();
-        std::printf("GPU: %s\n\n", gpu.empty() ? "none (CUDA kernels unavailable)" : gpu.c_str());
+        std::printf("GPU: %s\n", gpu.empty() ? "none (CUDA kernels unavailable)" : gpu.c_str());
+        // The CPU kernels dispatch on these flags; CORRTRACK_CPU_ISA=avx2|scalar caps them.
+        std::printf("CPU: %s; int8 kernels run %s (flags: %s)\n\n", cpu_model_name().c_str(),
+                    cpu_int8_peak().isa.c_str(), cpu_kernel_flags().c_str());
         std::printf("%-24s %-6s %-10s %s\n", "kernel", "device", "available", "what it is");
         for (const KernelEntry& e : kernel_registry()) {
             const std::string why = unavailable_reason(e);

@@ -7,22 +7,26 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 
 #include "cpu/cpu_kernels.h"
+#include "cpu/int8_numerator.h"
 #include "cpu/integral.h"
+#include "cpu/ncc_epilogue.h"
+#include "cpu/work_pool.h"
 #include "corrtrack/ncc_math.h"
 
 namespace corrtrack {
 
 namespace {
 
-// Below these sizes a loop runs on the calling thread only (see direct_numerator).
+// Below this size the loop runs on the calling thread only (see direct_numerator).
 constexpr double kParallelMacs = 4e6;
-constexpr double kParallelPositions = 2e5;
 
 // The AVX2 clone is picked at load time where the CPU has it; the default keeps the binary
 // portable to any x86-64 (CI machines, the GPU host). Not under ThreadSanitizer: it
@@ -227,10 +231,23 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
         plan_->inverse};
     const int pw = p.padded.width, ph = p.padded.height;
 
+    // The element-wise passes run on the work pool for the transforms FFTW threads too.
+    const bool parallel = static_cast<std::size_t>(pw) * ph >= (1u << 18);
+    auto rows = [&](int n, const std::function<void(int)>& fn) {
+        if (parallel) {
+            parallel_for(n, fn);
+        } else {
+            for (int i = 0; i < n; ++i) fn(i);
+        }
+    };
     auto load_padded = [&](const std::uint8_t* src, std::size_t pitch, int w, int h) {
-        std::fill(p.real, p.real + static_cast<std::size_t>(pw) * ph, 0.0);
-        for (int y = 0; y < h; ++y)
-            for (int x = 0; x < w; ++x) p.real[static_cast<std::size_t>(y) * pw + x] = src[y * pitch + x];
+        rows(ph, [&](int y) {
+            double* dst = p.real + static_cast<std::size_t>(y) * pw;
+            int x = 0;
+            if (y < h)
+                for (; x < w; ++x) dst[x] = src[y * pitch + x];
+            std::fill(dst + x, dst + pw, 0.0);
+        });
     };
     if (!spectrum_valid_) {
         load_padded(templ_.data(), templ_size_.width, templ_size_.width, templ_size_.height);
@@ -242,7 +259,10 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
     // Correlation = inverse transform of F(image) * conj(F(template)).
     auto* fi = reinterpret_cast<std::complex<double>*>(p.image_spectrum);
     const auto* ft = reinterpret_cast<const std::complex<double>*>(p.templ_spectrum);
-    for (std::size_t i = 0; i < ncomplex; ++i) fi[i] *= std::conj(ft[i]);
+    rows(ph, [&](int y) {
+        const std::size_t begin = static_cast<std::size_t>(y) * p.spectrum_width;
+        for (std::size_t i = begin; i < begin + p.spectrum_width; ++i) fi[i] *= std::conj(ft[i]);
+    });
     fftw_execute_dft_c2r(p.inverse, p.image_spectrum, p.real);
 
     // Valid positions never wrap around (padded >= image), and the rounding error of a double
@@ -250,52 +270,56 @@ void FftNumerator::run(ImageView image, std::uint32_t* out, std::size_t out_pitc
     const double scale = 1.0 / (static_cast<double>(pw) * ph);
     const int ow = image.width - templ_size_.width + 1;
     const int oh = image.height - templ_size_.height + 1;
-    for (int y = 0; y < oh; ++y)
+    rows(oh, [&](int y) {
         for (int x = 0; x < ow; ++x)
             out[static_cast<std::size_t>(y) * out_pitch + x] =
                 static_cast<std::uint32_t>(std::llround(p.real[static_cast<std::size_t>(y) * pw + x] * scale));
+    });
 }
 
-bool cpu_fast_prefers_fft(Size image, Size templ) {
+bool cpu_fast_prefers_fft(Size image, Size templ) { return cpu_fast_prefers_fft(image, templ, CpuIsa::kScalar); }
+
+bool cpu_fast_prefers_fft(Size image, Size templ, CpuIsa isa) {
     // Cost model fitted to timings on a 2-core x86-64 VM (notes/PERF.md, 2026-11-29): the direct
     // numerator costs ~0.06 ns per multiply-accumulate (AVX2, rows split over the cores), the
-    // FFT path ~0.75 ns x log2(points) per padded point (two real transforms + product).
+    // FFT path ~0.75 ns x log2(points) per padded point (two real transforms + product). The
+    // int8 kernels (docs/cpu_kernels.md, 2026-12-04, AMD EPYC Zen 4) cost ~1/4 of that per
+    // multiply-accumulate (AVX2 vpmaddwd) and ~1/20 (AVX-512 VNNI vpdpbusd): at 1080p VNNI
+    // wins up to 64x64 templates, the FFT from 128x128.
     const double macs = static_cast<double>(image.width - templ.width + 1) * (image.height - templ.height + 1) *
                         templ.width * templ.height;
+    const double mac_cost = isa == CpuIsa::kVnni ? 1.0 / 20 : isa == CpuIsa::kAvx2 ? 1.0 / 4 : 1.0;
     const Size padded = FftNumerator::padded_size(image);
     const double n = static_cast<double>(padded.width) * padded.height;
-    return 12.5 * n * std::log2(std::max(n, 2.0)) < macs;
+    return 12.5 * n * std::log2(std::max(n, 2.0)) < macs * mac_cost;
 }
 
 namespace {
 
 class CpuFast final : public CpuCorrelator {
 public:
-    CpuFast() : CpuCorrelator(registry_info("cpu_fast")) {}
+    // isa: the numerator it always uses (cpu_avx2, cpu_vnni); none: cpu_fast, which takes the
+    // best the CPU has, or the FFT where the cost model predicts it faster.
+    CpuFast(const char* name, std::optional<CpuIsa> isa) : CpuCorrelator(registry_info(name)), fixed_isa_(isa) {}
     void set_template(ImageView templ, Stream) override {
         copy_template(templ);
         fft_ready_.assign(fft_ready_.size(), false);
+        int8_.clear();
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
         const Size o = p.out_size();
         const int tw = p.templ.width, th = p.templ.height;
-        const int step = p.template_roi_step;
-        // One integral image over every row the templates search: template k's windows are the
-        // same boxes k * step rows further down.
-        // Scratch for this call only: one set per thread, shared by every cpu_fast instance the
+        // Scratch for this call only: one per thread, shared by every cpu_fast instance the
         // thread runs (a tracker's targets), grown to the largest search and kept.
-        // (References: inside the OpenMP loops below, a thread_local name would mean each
-        // worker's own empty copy.)
-        thread_local IntegralImages integral_tls;
         thread_local std::vector<std::uint32_t> numerator_tls;
-        IntegralImages& integral_ = integral_tls;
         std::vector<std::uint32_t>& numerator_ = numerator_tls;
-        integral_.build(frame.sub({p.roi.x, p.roi.y, p.roi.width, p.roi.height + (p.templates - 1) * step}));
         if (numerator_.size() < static_cast<std::size_t>(o.width) * o.height)
             numerator_.resize(static_cast<std::size_t>(o.width) * o.height);
         const Size roi_size{p.roi.width, p.roi.height};
-        const bool use_fft = cpu_fast_prefers_fft(roi_size, p.templ);
+        const CpuIsa isa = fixed_isa_ ? *fixed_isa_ : cpu_isa_best();
+        const bool use_fft = !fixed_isa_ && cpu_fast_prefers_fft(roi_size, p.templ, isa);
         if (use_fft) prepare_fft(roi_size, p);
+        if (!use_fft && isa != CpuIsa::kScalar) prepare_int8(p, isa);
         for (int k = 0; k < p.templates; ++k) {
             const ImageView roi = frame.sub(p.roi_of(k));
             const ImageView t{&templ_[static_cast<std::size_t>(k) * tw * th], tw, th, static_cast<std::size_t>(tw),
@@ -309,24 +333,34 @@ public:
                     fft_index_[slot] = k;
                 }
                 fft_[slot]->run(roi, numerator_.data(), o.width);
+            } else if (isa != CpuIsa::kScalar) {
+                int8_[k].run(roi, numerator_.data(), o.width);
             } else {
                 direct_numerator(roi, t, numerator_.data(), o.width);
             }
-            const TemplateStats ts = template_stats(t);
-            const int y0 = k * step;
-#pragma omp parallel for schedule(static) if (static_cast <double>(o.width) * o.height > kParallelPositions)
-            for (int y = 0; y < o.height; ++y) {
-                float* dst = out.row(k * o.height + y);
-                const std::uint32_t* sit = &numerator_[static_cast<std::size_t>(y) * o.width];
-                for (int x = 0; x < o.width; ++x)
-                    dst[x] = ncc_from_sums(ts.n, static_cast<std::int64_t>(integral_.sum(x, y0 + y, tw, th)),
-                                           static_cast<std::int64_t>(integral_.sum_sq(x, y0 + y, tw, th)), sit[x],
-                                           ts.sum, ts.sum_sq);
-            }
+            // Window sums by sliding column sums, then the shared NCC formula.
+            ncc_epilogue(roi, p.templ, template_stats(t), numerator_.data(), o.width,
+                         {out.row(k * o.height), o.width, o.height, out.pitch, out.space});
         }
     }
 
 private:
+    // One int8 numerator per template, in the kernel's layout, made again when the template,
+    // its split or the ISA changes.
+    void prepare_int8(const NccProblem& p, CpuIsa isa) {
+        if (!int8_.empty() && int8_templ_ == p.templ && int8_.size() == static_cast<std::size_t>(p.templates) &&
+            int8_.front().isa() == isa)
+            return;
+        int8_.clear();
+        int8_templ_ = p.templ;
+        const int tw = p.templ.width, th = p.templ.height;
+        for (int k = 0; k < p.templates; ++k) {
+            int8_.emplace_back(isa);
+            int8_.back().set_template({&templ_[static_cast<std::size_t>(k) * tw * th], tw, th,
+                                       static_cast<std::size_t>(tw), MemorySpace::kHost});
+        }
+    }
+
     // One FFT numerator per template, each caching its template's spectrum, as many as fit
     // kFftCacheBytes (at least one); a new template split (size) invalidates them all.
     void prepare_fft(Size roi, const NccProblem& p) {
@@ -348,6 +382,9 @@ private:
 
     static constexpr double kFftCacheBytes = 256.0 * 1024 * 1024;
 
+    std::optional<CpuIsa> fixed_isa_;
+    std::vector<Int8Numerator> int8_;
+    Size int8_templ_;
     std::vector<std::unique_ptr<FftNumerator>> fft_;
     std::vector<bool> fft_ready_;  // fft_[i] holds template fft_index_[i]'s spectrum
     std::vector<int> fft_index_;
@@ -356,6 +393,10 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Correlator> make_cpu_fast() { return std::make_unique<CpuFast>(); }
+std::unique_ptr<Correlator> make_cpu_fast() { return std::make_unique<CpuFast>("cpu_fast", std::nullopt); }
+std::unique_ptr<Correlator> make_cpu_avx2() { return std::make_unique<CpuFast>("cpu_avx2", CpuIsa::kAvx2); }
+std::unique_ptr<Correlator> make_cpu_vnni() { return std::make_unique<CpuFast>("cpu_vnni", CpuIsa::kVnni); }
+bool cpu_avx2_available() { return cpu_isa_best() >= CpuIsa::kAvx2; }
+bool cpu_vnni_available() { return cpu_isa_best() >= CpuIsa::kVnni; }
 
 }  // namespace corrtrack

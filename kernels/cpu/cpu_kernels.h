@@ -15,6 +15,12 @@ namespace corrtrack {
 
 std::unique_ptr<Correlator> make_cpu_ref();
 std::unique_ptr<Correlator> make_cpu_fast();
+// cpu_fast with its numerator fixed to one int8 kernel (cpu/int8_numerator.h); available
+// where the CPU has the ISA and CORRTRACK_CPU_ISA does not cap it below.
+std::unique_ptr<Correlator> make_cpu_avx2();
+std::unique_ptr<Correlator> make_cpu_vnni();
+bool cpu_avx2_available();
+bool cpu_vnni_available();
 std::unique_ptr<Correlator> make_cpu_opencv();  // defined only when OpenCV was found
 bool cpu_opencv_available();
 
@@ -73,7 +79,10 @@ private:
     bool spectrum_valid_ = false;
 };
 
-// Which numerator cpu_fast uses for a shape: true when the FFT is predicted faster.
+// Which numerator cpu_fast uses for a shape: true when the FFT is predicted faster than the
+// direct numerator of that ISA (two arguments: the scalar/auto-vectorised one).
+enum class CpuIsa;
 bool cpu_fast_prefers_fft(Size image, Size templ);
+bool cpu_fast_prefers_fft(Size image, Size templ, CpuIsa isa);
 
 }  // namespace corrtrack
