@@ -47,10 +47,14 @@ if(CORRTRACK_HAVE_GUI)
   endif()
 endif()
 
-# The man page, from the built binary's --help and each subcommand's (help2man).
+# The man page, from the built binary's --help and each subcommand's (help2man). Not in the
+# sanitizer and fuzzing builds, whose binary is not the one to document (nor to run at build
+# time: a leak report would fail the build).
 find_program(CORRTRACK_HELP2MAN help2man)
 find_program(CORRTRACK_GZIP gzip)
-if(CORRTRACK_HELP2MAN AND CORRTRACK_GZIP)
+if(NOT CORRTRACK_SANITIZE STREQUAL "" OR CORRTRACK_FUZZ)
+  message(STATUS "corrtrack: no man page in a sanitizer or fuzzing build")
+elseif(CORRTRACK_HELP2MAN AND CORRTRACK_GZIP)
   set(_man "${CMAKE_BINARY_DIR}/packaging/corrtrack.1")
   add_custom_command(OUTPUT "${_man}.gz"
     COMMAND "${CMAKE_COMMAND}" -DCLI=$<TARGET_FILE:corrtrack> -DHELP2MAN=${CORRTRACK_HELP2MAN}
