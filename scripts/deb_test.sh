@@ -30,7 +30,7 @@ fail() {
 }
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || fail "needs root (debootstrap and chroot)"
-  exec sudo --preserve-env=CORRTRACK_BUILD_DIR,CORRTRACK_DEB,CORRTRACK_DEB_BASE "$0" "$@"
+  exec sudo --preserve-env=CORRTRACK_BUILD_DIR,CORRTRACK_DEB,CORRTRACK_DEB_BASE,CORRTRACK_DEB_APT_CACHE "$0" "$@"
 fi
 
 # 1. The package.
