@@ -1,7 +1,7 @@
 // Bad input through the CLI, as an adversarial user tries it: option values, output paths that
 // would destroy inputs, damaged and resolution-changing media, full disks, pipes and FIFOs that
 // stall. Every case: the documented exit code, a clear message, no crash, no hang, and no
-// input touched. The README's bad-input table lists these cases.
+// input touched. The bad-input table of docs/reliability.md lists these cases.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>

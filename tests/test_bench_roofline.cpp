@@ -29,7 +29,7 @@ TEST(Roofline, FullFrame1080pTemplate64) {
     EXPECT_NEAR(f.mma_us, 7735578624.0 / 989.5e12 * 1e6, 1e-12);  // 7.817664 us
     EXPECT_NEAR(f.mma_us, 7.817664, 1e-6);
     EXPECT_DOUBLE_EQ(f.floor_us(), f.mma_us);  // compute-bound at this template size
-    // cuda_mma's 91 us (README, H200): 2.2% of the memory floor, 8.6% of the MMA peak.
+    // cuda_mma's 91 us (docs/results.md, H200): 2.2% of the memory floor, 8.6% of the MMA peak.
     EXPECT_NEAR(f.mem_pct(0.091), 100 * 2.0058075 / 91, 1e-6);
     EXPECT_NEAR(f.mma_pct(0.091), 100 * 7.8176641 / 91, 1e-6);
     EXPECT_NEAR(f.mma_pct(f.mma_us * 1e-3), 100.0, 1e-9);  // at the floor: 100%

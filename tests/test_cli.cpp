@@ -160,7 +160,7 @@ TEST_F(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
         EXPECT_FALSE(r.signalled) << c.name << " crashed or hung (exit " << r.exit_code << "): " << r.err;
         EXPECT_NE(r.err.find(c.message), std::string::npos) << c.name << ": stderr was: " << r.err;
     }
-    // Usage errors (flags and their values) exit 2, input errors 1, as the README says.
+    // Usage errors (flags and their values) exit 2, input errors 1, as docs/usage.md says.
     EXPECT_EQ(run_cli("track " + clip + box_arg(truth_[0]) + " --decode gpu", d).exit_code, 2);
     EXPECT_EQ(run_cli("track " + clip + box_arg(truth_[0]) + " --scales", d).exit_code, 2);
     EXPECT_EQ(run_cli("track " + d + "/no_such.mp4 --box 1,1,10,10", d).exit_code, 1);

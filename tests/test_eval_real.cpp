@@ -1,6 +1,6 @@
 // OTB one-pass evaluation on the real sequences in ../shared/data/sequences (never copied
 // into the repository). Skipped with a message when they are absent. The bars sit a little
-// under what the CPU path measured (see README), so a tracking regression fails.
+// under what the CPU path measured (see docs/results.md), so a tracking regression fails.
 #include <gtest/gtest.h>
 
 #include <filesystem>

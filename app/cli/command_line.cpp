@@ -52,7 +52,7 @@ int run_command_line(int argc, const char* const* argv, bool dry_run, CommandReg
         root.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
         // --help and --version exit 0; every other parse error is a usage error (exit 2, as
-        // the README says), whatever code CLI11 gives that kind of error.
+        // docs/usage.md says), whatever code CLI11 gives that kind of error.
         const int rc = root.exit(e);
         return rc == 0 ? 0 : 2;
     } catch (const std::bad_alloc&) {

@@ -219,8 +219,9 @@ StreamSetRun run_stream_set(const TrackArgs& a, const std::vector<StreamPlan>& p
 
     // One GPU context per worker, made here before any thread starts and destroyed after every
     // thread has joined: each input tracks on the compute stream of its worker's context (one
-    // CUDA stream per input at a time, as the README promises), so streams never wait on one
-    // another's kernels; a worker's streams run one after another and reuse its context.
+    // CUDA stream per input at a time, as docs/cameras_and_streams.md promises), so streams
+    // never wait on one another's kernels; a worker's streams run one after another and reuse
+    // its context.
     std::vector<std::unique_ptr<GpuContext>> contexts;
     for (std::size_t j = 0; j < jobs; ++j) contexts.push_back(std::make_unique<GpuContext>());
     // Each worker tracks streams one after another; with jobs == n each tracks one. A stream's

@@ -22,4 +22,8 @@ std::unique_ptr<SearchBackend> make_gpu_search(const std::string& kernel, const 
 // more than its distance costs.
 RankedPeak penalised_peak(const MapView& map, double weight, std::vector<float>& scratch);
 
+// Fills hit's rival fields from `map` (size.width packed columns): its best local maximum at
+// least apart.width or apart.height from hit.peak, and map's value at hit.peak.
+void find_rival(const float* map, Size size, RankedPeak& hit, Size apart);
+
 }  // namespace corrtrack

@@ -92,6 +92,8 @@ const std::vector<TrackerOptionRange>& tracker_option_ranges() {
          &TrackerOptions::colour, nullptr},
         {"colour_rate", "--colour-rate", "colour rate", "learning rate of the colour model", 0.0, 1.0,
          &TrackerOptions::colour_rate, nullptr},
+        {"distractor_weight", "--distractor-weight", "distractor weight",
+         "weight of the look-alike term in each match (0: off)", 0.0, 1.0, &TrackerOptions::distractor_weight, nullptr},
         {"redetect_budget", "--redetect-budget", "re-detection budget",
          "re-detection positions per frame (-1 auto, 0 all)", -1, 1e9, nullptr, &TrackerOptions::redetect_budget},
         {"redetect_confirm", "--redetect-confirm", "re-detection confirmation", "frames a re-detection must hold", 1,

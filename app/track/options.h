@@ -26,45 +26,48 @@ struct TrackerOptions {
     int min_template_side = 12;  // ... but never so reduced that the shorter side falls
                                  // below this (thin targets; 0: no floor)
     UpdatePolicy update = UpdatePolicy::kBlend;
-    double blend_rate = 0.08;       // weight of the new appearance in a blend update
-    int keyframe_interval = 25;     // frames between keyframe updates and memory snapshots
-    double update_min_score = 0.7;  // update the template only when this sure
-    double update_min_psr = 3.0;    // ... and when the peak stands out this much (PSR)
-    double lost_score = 0.3;        // below this the target counts as lost
-    double lost_psr = 2.0;          // ... or below this peak-to-sidelobe ratio
-    double recover_score = 0.5;     // a re-detection must reach this to resume tracking
-    double recover_psr = 3.0;       // ... and stand out this much (PSR)
-    int scales = 3;                 // scales searched per frame (1 = none)
-    double scale_step = 1.04;       // ratio between neighbouring scales
-    double scale_penalty = 0.985;   // score factor for a scale change (prefers staying put)
-    double scale_rate = 0.3;        // share of a frame's scale pick applied (smooths noise)
-    double scale_anchor = 0.0;      // share of the first frame's template in the scale pick:
-                                    // it is matched at every scale too, and the scale
-                                    // follows the blend of both (learnt background cannot
-                                    // drag the scale away)
-    bool scale_fit = true;          // sub-step scale estimate (parabola over neighbouring steps)
-    double anchor = 0.2;            // weight of the first frame's appearance kept in the
-                                    // working template, against drift from blend updates
-    double motion_penalty = 0.2;    // NCC subtracted at the search window's edge, growing
-                                    // with the square of the distance from the prediction
-    double velocity_gain = 0.0;     // motion model: share of each frame's displacement taken
-                                    // into the velocity (0: search around the last centre)
-    double colour = 0.5;            // largest weight of the colour cue in every match
-                                    // (colour_model.h; scaled by how well it separates the
-                                    // target from its surroundings; 0: off)
-    double colour_rate = 0.04;      // learning rate of the colour model
-    double gradient = 0.0;          // weight of the gradient channel in every match (0: grey
-                                    // levels only; 1: edges only), see gradient.h
-    int memory = 0;                 // confident keyframes kept beside the first template,
-                                    // all matched every frame (0: the first template only)
-    int redetect_budget = -1;       // re-detection positions searched per frame (-1: the
-                                    // backend decides; 0: the whole frame every frame)
-    int redetect_confirm = 3;       // frames a re-detection must repeat before it is taken
-    double redetect_margin = 0.05;  // NCC a re-detection must lead its runner-up by
-    double min_box_side = 6;        // the box never shrinks below this (pixels)
-    bool keep_maps = true;          // GPU path: bring the chosen maps to the host (heatmaps)
-    bool keep_device_maps = false;  // GPU path: keep each target's chosen map on the device
-                                    // too (interop display without a host round trip)
+    double blend_rate = 0.08;        // weight of the new appearance in a blend update
+    int keyframe_interval = 25;      // frames between keyframe updates and memory snapshots
+    double update_min_score = 0.7;   // update the template only when this sure
+    double update_min_psr = 3.0;     // ... and when the peak stands out this much (PSR)
+    double lost_score = 0.3;         // below this the target counts as lost
+    double lost_psr = 2.0;           // ... or below this peak-to-sidelobe ratio
+    double recover_score = 0.5;      // a re-detection must reach this to resume tracking
+    double recover_psr = 3.0;        // ... and stand out this much (PSR)
+    int scales = 3;                  // scales searched per frame (1 = none)
+    double scale_step = 1.04;        // ratio between neighbouring scales
+    double scale_penalty = 0.985;    // score factor for a scale change (prefers staying put)
+    double scale_rate = 0.3;         // share of a frame's scale pick applied (smooths noise)
+    double scale_anchor = 0.0;       // share of the first frame's template in the scale pick:
+                                     // it is matched at every scale too, and the scale
+                                     // follows the blend of both (learnt background cannot
+                                     // drag the scale away)
+    bool scale_fit = true;           // sub-step scale estimate (parabola over neighbouring steps)
+    double anchor = 0.2;             // weight of the first frame's appearance kept in the
+                                     // working template, against drift from blend updates
+    double motion_penalty = 0.2;     // NCC subtracted at the search window's edge, growing
+                                     // with the square of the distance from the prediction
+    double velocity_gain = 0.0;      // motion model: share of each frame's displacement taken
+                                     // into the velocity (0: search around the last centre)
+    double colour = 0.5;             // largest weight of the colour cue in every match
+                                     // (colour_model.h; scaled by how well it separates the
+                                     // target from its surroundings; 0: off)
+    double colour_rate = 0.04;       // learning rate of the colour model
+    double distractor_weight = 1.0;  // weight of the look-alike term in every match: a
+                                     // position matching a look-alike seen beside the
+                                     // target better than the target ranks lower (0: off)
+    double gradient = 0.0;           // weight of the gradient channel in every match (0: grey
+                                     // levels only; 1: edges only), see gradient.h
+    int memory = 0;                  // confident keyframes kept beside the first template,
+                                     // all matched every frame (0: the first template only)
+    int redetect_budget = -1;        // re-detection positions searched per frame (-1: the
+                                     // backend decides; 0: the whole frame every frame)
+    int redetect_confirm = 3;        // frames a re-detection must repeat before it is taken
+    double redetect_margin = 0.05;   // NCC a re-detection must lead its runner-up by
+    double min_box_side = 6;         // the box never shrinks below this (pixels)
+    bool keep_maps = true;           // GPU path: bring the chosen maps to the host (heatmaps)
+    bool keep_device_maps = false;   // GPU path: keep each target's chosen map on the device
+                                     // too (interop display without a host round trip)
 };
 
 // Empty when every value is in range, else what is wrong (one line).

@@ -46,6 +46,14 @@ struct SearchRequest {
     // With colour.likelihood: the map is (1 - w) x NCC + w x (2 x colour score - 1), where
     // the colour score is the mean target likelihood of the box at each position.
     ColourCue colour;
+    // Look-alikes (distractor templates of the template's size, DaSiamRPN's idea): where the
+    // best of their NCC maps exceeds the template's, the ranking map loses distractor_weight
+    // x the difference, so a position that matches a known look-alike better than the target
+    // ranks lower. The score stays the template's NCC.
+    static constexpr int kMaxDistractors = 2;
+    TemplateRef distractors[kMaxDistractors];
+    int distractor_count = 0;
+    float distractor_weight = 0;
 };
 
 class SearchBackend {

@@ -46,12 +46,15 @@ Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame
     result_ = initial_result(id, box);
     anchor_ = static_cast<float>(std::clamp(o.anchor, 0.0, 1.0));
     gradient_ = static_cast<float>(std::clamp(o.gradient, 0.0, 1.0));
+    distractor_weight_ = static_cast<float>(std::clamp(o.distractor_weight, 0.0, 1.0));
     memory_.resize(static_cast<std::size_t>(o.memory));
     const std::uint64_t base = static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)) << 8;
     working_.key = base;
     first_.key = base + 0x80;
     scale_anchor_ = static_cast<float>(std::clamp(o.scale_anchor, 0.0, 1.0));
     for (std::size_t i = 0; i < memory_.size(); ++i) memory_[i].key = base + 1 + i;
+    lookalikes_.resize(SearchRequest::kMaxDistractors);
+    for (std::size_t i = 0; i < lookalikes_.size(); ++i) lookalikes_[i].slot.key = base + 0x40 + i;
 }
 
 SearchRequest Target::template_patch() const {
@@ -94,6 +97,7 @@ bool Target::init(const std::uint8_t* pixels, std::string* error) {
 std::vector<std::uint64_t> Target::template_keys() const {
     std::vector<std::uint64_t> keys{working_.key, first_.key};
     for (const TemplateSlot& m : memory_) keys.push_back(m.key);
+    for (const Lookalike& l : lookalikes_) keys.push_back(l.slot.key);
     return keys;
 }
 
@@ -130,6 +134,10 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
     r.penalty = penalty;
     r.gradient_weight = gradient_;
     r.colour = cue_;
+    if (templ == 0 && distractor_weight_ > 0)
+        for (const Lookalike& l : lookalikes_)
+            if (lookalike_live(l)) r.distractors[r.distractor_count++] = l.slot.ref();
+    r.distractor_weight = r.distractor_count > 0 ? distractor_weight_ : 0.0f;
     planned_.push_back({std::max(templ, 0), step, step != 0, templ < 0, r});
     out.push_back(r);
 }
@@ -185,8 +193,67 @@ Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, c
     c.scaled = p.scaled;
     c.request = request;
     c.region = {r.ox, r.oy, r.patch.width * r.scale, r.patch.height * r.scale};
+    c.rival = hit.rival;
+    c.rival_of = hit.rival_of;
+    c.lookalike = hit.lookalike;
+    c.rival_cx = r.ox + (hit.rival_x + templ_size_.width / 2.0) * r.scale;
+    c.rival_cy = r.oy + (hit.rival_y + templ_size_.height / 2.0) * r.scale;
     return c;
 }
+
+bool Target::lookalike_live(const Lookalike& l) const { return l.seen >= 0 && frames_ - l.seen <= kLookalikeFrames; }
+
+// A sure match whose map holds a second hill nearly as high: remember what stands there, so
+// that the next frames rank positions that match it better than the target lower. It goes
+// into the slot of the look-alike last seen near it, else a free or the oldest slot.
+void Target::note_lookalike(std::vector<SearchRequest>& patches, std::vector<int>& kinds) {
+    const Candidate& c = best_;
+    if (!(c.rival >= kLookalikeMin && c.rival >= kLookalikeShare * c.rival_of)) return;
+    const double near = std::max(templ_size_.width, templ_size_.height) * scale_;
+    int pick = -1;
+    for (std::size_t i = 0; i < lookalikes_.size(); ++i) {
+        const Lookalike& l = lookalikes_[i];
+        if (lookalike_live(l) && std::hypot(l.cx - c.rival_cx, l.cy - c.rival_cy) < near) pick = static_cast<int>(i);
+    }
+    if (pick < 0)
+        for (std::size_t i = 0; i < lookalikes_.size(); ++i)
+            if (pick < 0 || lookalikes_[i].seen < lookalikes_[pick].seen) pick = static_cast<int>(i);
+    Lookalike& l = lookalikes_[pick];
+    l.cx = c.rival_cx;
+    l.cy = c.rival_cy;
+    if (l.slot.size.width == 0) l.slot.size = templ_size_;
+    lookalike_due_ = pick;
+    // The box's patch first: the look-alike is kept only if it resembles the first
+    // appearance less than the box does (else the box may be on a look-alike and the rival
+    // the target).
+    patches.push_back(template_patch());
+    kinds.push_back(kLookalikeRef);
+    SearchRequest r;
+    r.scale = scale_;
+    r.patch = templ_size_;
+    r.ox = c.rival_cx - templ_size_.width * scale_ / 2;
+    r.oy = c.rival_cy - templ_size_.height * scale_ / 2;
+    patches.push_back(r);
+    kinds.push_back(kLookalike);
+}
+
+namespace {
+
+// NCC of two patches of n pixels (0 when either is flat).
+double patch_ncc(const std::uint8_t* a, const float* b, std::size_t n) {
+    double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        sa += a[i];
+        sb += b[i];
+        saa += static_cast<double>(a[i]) * a[i];
+        sbb += static_cast<double>(b[i]) * b[i];
+        sab += static_cast<double>(a[i]) * b[i];
+    }
+    const double va = saa - sa * sa / n, vb = sbb - sb * sb / n;
+    return va > 0 && vb > 0 ? (sab - sa * sb / n) / std::sqrt(va * vb) : 0.0;
+}
+
+}  // namespace
 
 void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request) {
     const int half = o.scales / 2;
@@ -316,7 +383,7 @@ void Target::set_box() {
     box_ = {cx_ - w / 2, cy_ - h / 2, w, h};
 }
 
-bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
+void Target::settle(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& patches, std::vector<int>& kinds) {
     const bool recovered = redetect_ && has_lead_ && lead_count_ >= o.redetect_confirm;
     const Candidate* chosen = &best_;
     if (!weak_) {  // a sure local match: follow it, its velocity and its scale
@@ -368,18 +435,21 @@ bool Target::settle(const TrackerOptions& o, Size frame, SearchRequest* patch) {
     result_.confidence = chosen->psr;
     result_.lost = lost_;
     result_.redetected = redetect_;
-    if (lost_) return false;
+    if (lost_) return;
 
     // Sure enough to learn from: a high NCC that also stands out of its map (a blurred or
     // flat template scores high everywhere; its PSR gives it away).
-    const bool sure = chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr;
+    // Not while the box matches a known look-alike better than the target: it may be on it.
+    const bool sure =
+        chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr && chosen->lookalike <= chosen->score;
     colour_due_ = sure && o.colour > 0;
     update_due_ = sure && (o.update == UpdatePolicy::kBlend ||
                            (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
     snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;
-    if (!update_due_ && !snapshot_due_) return false;
-    *patch = template_patch();
-    return true;
+    if (sure && distractor_weight_ > 0 && chosen == &best_) note_lookalike(patches, kinds);
+    if (!update_due_ && !snapshot_due_) return;
+    patches.push_back(template_patch());
+    kinds.push_back(kAppearance);
 }
 
 namespace {
@@ -426,7 +496,23 @@ CORRTRACK_BLEND_ATTRS void blend_appearance(const std::uint8_t* __restrict pixel
 
 }  // namespace
 
-void Target::apply_update(const TrackerOptions& o, const std::uint8_t* pixels) {
+void Target::apply_sample(const TrackerOptions& o, int kind, const std::uint8_t* pixels) {
+    if (kind == kLookalikeRef) {
+        lookalike_ref_ = patch_ncc(pixels, initial_.data(), initial_.size());
+        return;
+    }
+    if (kind == kLookalike) {
+        if (lookalike_due_ < 0) return;
+        if (patch_ncc(pixels, initial_.data(), initial_.size()) >= lookalike_ref_) {
+            lookalike_due_ = -1;
+            return;
+        }
+        Lookalike& l = lookalikes_[lookalike_due_];
+        l.slot.assign(pixels, templ_size_, false);
+        l.seen = frames_;
+        lookalike_due_ = -1;
+        return;
+    }
     if (update_due_) {
         const float rate = o.update == UpdatePolicy::kBlend ? static_cast<float>(o.blend_rate) : 1.0f;
         blended_.resize(appearance_.size());

@@ -57,10 +57,12 @@ public:
     bool wants_redetect() const { return redetect_; }
     void plan_redetect(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out);
     void take_redetect(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request);
-    // Position, scale and state for this frame. Returns true with *patch set when the
-    // appearance should be learnt from the patch at the new box (apply_update next frame).
-    bool settle(const TrackerOptions& o, Size frame, SearchRequest* patch);
-    void apply_update(const TrackerOptions& o, const std::uint8_t* pixels);
+    // Position, scale and state for this frame. Appends the patches to learn from (the new
+    // box's appearance, a look-alike's) to `patches`, each with its kind to `kinds`; they
+    // are sampled from this frame and handed to apply_sample at the next.
+    enum SampleKind { kAppearance = 0, kLookalike = 1, kLookalikeRef = 2 };
+    void settle(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& patches, std::vector<int>& kinds);
+    void apply_sample(const TrackerOptions& o, int kind, const std::uint8_t* pixels);
     // The colour model learns from the settled box (host frames; after init with rate 1,
     // after settle when colour_due()).
     void learn_colour(const FrameView& frame, float rate) { colour_.learn(frame, box_, rate); }
@@ -80,7 +82,16 @@ private:
         int step = 0;
         bool scaled = false;  // searched at a scale other than the current one
         std::size_t request = 0;
-        BoxF region;  // where the map's origin window lies, for display
+        BoxF region;                     // where the map's origin window lies, for display
+        float rival = -2, rival_of = 0;  // a look-alike in the same map (RankedPeak)
+        float lookalike = -2;            // the best known look-alike's NCC here
+        double rival_cx = 0, rival_cy = 0;
+    };
+    // A look-alike seen beside the target: its appearance at the target's template size.
+    struct Lookalike {
+        TemplateSlot slot;
+        double cx = 0, cy = 0;  // where it was last seen
+        long seen = -1;         // frame it was last seen (-1: empty)
     };
     struct Planned {  // what a request of this frame searched
         int templ = 0;
@@ -91,6 +102,8 @@ private:
     };
 
     Candidate candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit, std::size_t request) const;
+    bool lookalike_live(const Lookalike& l) const;
+    void note_lookalike(std::vector<SearchRequest>& patches, std::vector<int>& kinds);
     void add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
                      Size patch, double penalty);
     std::vector<const TemplateSlot*> searched_templates() const;
@@ -115,7 +128,13 @@ private:
     std::vector<float> appearance_;  // its running blend, before quantisation
     std::vector<float> initial_;     // the first frame's appearance (anchor)
     float anchor_ = 0;
-    float gradient_ = 0;  // weight of the gradient channel (0: off)
+    float gradient_ = 0;           // weight of the gradient channel (0: off)
+    float distractor_weight_ = 0;  // weight of the look-alike term (0: off)
+    // A look-alike counts when its hill reaches this in the ranking map and this share of the
+    // target's; it is matched for this many frames after it was last seen.
+    static constexpr float kLookalikeMin = 0.5f;
+    static constexpr float kLookalikeShare = 0.75f;
+    static constexpr long kLookalikeFrames = 50;
     std::vector<std::uint8_t> blended_;
     std::vector<TemplateSlot> memory_;  // [0] the first template, then confident keyframes
     std::size_t next_keyframe_ = 1;     // memory slot the next keyframe replaces
@@ -134,6 +153,9 @@ private:
     int chosen_pass_ = -1;
     std::size_t chosen_request_ = 0;
     BoxF chosen_region_;
+    std::vector<Lookalike> lookalikes_;  // SearchRequest::kMaxDistractors slots
+    int lookalike_due_ = -1;             // the slot the next look-alike patch fills
+    double lookalike_ref_ = 0;           // the box's NCC with the first appearance, then
     ColourModel colour_;
     ColourCue cue_;              // this frame's colour cue (from the model before the frame)
     bool colour_due_ = false;    // this frame's box is sure enough to learn colour from

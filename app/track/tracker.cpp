@@ -54,6 +54,7 @@ struct MultiTracker::Impl {
     std::vector<std::size_t> first;  // per target: its first request in the pass
     std::vector<SearchRequest> samples;
     std::vector<TargetId> sample_owner;  // whose patch samples[i] is (applied next frame)
+    std::vector<int> sample_kind;        // ... and what it is (Target::SampleKind)
     bool samples_pending = false;
     int launches = 0;    // correlation launches of the last update
     int replayed = 0;    // its searches that ran as one graph launch
@@ -76,7 +77,7 @@ struct MultiTracker::Impl {
         if (!samples_pending) return;
         samples_pending = false;
         for (std::size_t i = 0; i < sample_owner.size(); ++i)
-            if (Target* t = find(sample_owner[i])) t->apply_update(active, backend->sampled(i));
+            if (Target* t = find(sample_owner[i])) t->apply_sample(active, sample_kind[i], backend->sampled(i));
     }
 };
 
@@ -265,14 +266,12 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
     // Settle; the patches to learn from are sampled now and learnt at the next frame.
     m.samples.clear();
     m.sample_owner.clear();
+    m.sample_kind.clear();
     m.results.resize(m.targets.size());
     for (std::size_t i = 0; i < m.targets.size(); ++i) {
         Target& t = *m.targets[i];
-        SearchRequest patch;
-        if (t.settle(o, fs, &patch)) {
-            m.samples.push_back(patch);
-            m.sample_owner.push_back(t.id());
-        }
+        t.settle(o, fs, m.samples, m.sample_kind);
+        m.sample_owner.resize(m.samples.size(), t.id());
         if (t.colour_due() && frame.space == MemorySpace::kHost)
             t.learn_colour(view, static_cast<float>(o.colour_rate));
         m.results[i] = t.result();

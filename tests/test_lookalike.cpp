@@ -1,0 +1,83 @@
+// The look-alike term (distractor awareness): a copy of the target stands beside it; when the
+// target is partly hidden, the NCC alone jumps to the copy, while a tracker that noted the
+// copy as a look-alike ranks the copy lower and stays.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "app/track/tracker.h"
+
+namespace corrtrack {
+namespace {
+
+constexpr int kW = 160, kH = 120, kTw = 12, kTh = 36;
+constexpr int kTargetX = 60, kCopyX = 80, kTop = 40;
+
+struct Scene {
+    std::vector<std::uint8_t> target, copy;
+    Scene() {
+        std::mt19937 rng(5);
+        target.resize(kTw * kTh);
+        for (auto& b : target) b = static_cast<std::uint8_t>(30 + rng() % 200);
+        // The copy: the same object with a little noise of its own (NCC with it about 0.95).
+        copy = target;
+        for (auto& b : copy)
+            b = static_cast<std::uint8_t>(std::clamp(static_cast<int>(b) + static_cast<int>(rng() % 141) - 70, 0, 255));
+    }
+    // `hidden` rows of the target's top are covered by a flat occluder.
+    std::vector<std::uint8_t> frame(int hidden) const {
+        std::vector<std::uint8_t> f(kW * kH, 128);
+        for (int y = 0; y < kTh; ++y)
+            for (int x = 0; x < kTw; ++x) {
+                f[static_cast<std::size_t>(kTop + y) * kW + kTargetX + x] = y < hidden ? 128 : target[y * kTw + x];
+                f[static_cast<std::size_t>(kTop + y) * kW + kCopyX + x] = copy[y * kTw + x];
+            }
+        return f;
+    }
+};
+
+// The box's left edge in the last frame: 10 clear frames, then 10 with part of the target hidden.
+std::vector<TrackResult> track(double distractor_weight, int hidden) {
+    const Scene s;
+    TrackerOptions o;
+    o.kernel = "cpu_fast";
+    o.scales = 1;
+    o.distractor_weight = distractor_weight;
+    Tracker tracker(o);
+    std::vector<std::uint8_t> f = s.frame(0);
+    const ImageView view{f.data(), kW, kH, static_cast<std::size_t>(kW)};
+    std::string error;
+    EXPECT_TRUE(tracker.init(view, {kTargetX, kTop, kTw, kTh}, &error)) << error;
+    std::vector<TrackResult> out;
+    for (int t = 1; t <= 20; ++t) {
+        const std::vector<std::uint8_t> next = s.frame(t <= 10 ? 0 : hidden);
+        std::copy(next.begin(), next.end(), f.begin());  // the view keeps pointing at f
+        out.push_back(tracker.update(view));
+    }
+    return out;
+}
+
+TEST(Lookalikes, CopyBesideAPartlyHiddenTargetIsNotTaken) {
+    const int hidden = 22;  // of 36 rows: the NCC alone then prefers the copy
+    const auto plain = track(0.0, hidden);
+    EXPECT_NEAR(plain[9].box.x, kTargetX, 0.5) << "clear frames track the target";
+    EXPECT_NEAR(plain.back().box.x, kCopyX, 0.5) << "test premise: the NCC alone takes the copy";
+    const auto aware = track(1.0, hidden);
+    for (std::size_t t = 0; t < aware.size(); ++t) EXPECT_NEAR(aware[t].box.x, kTargetX, 0.5) << "frame " << t + 1;
+    // The score the gates read stays the template's NCC at the target.
+    EXPECT_LT(aware.back().score, plain.back().score);
+}
+
+TEST(Lookalikes, ClearTargetIsTrackedAlikeWithOrWithout) {
+    const auto plain = track(0.0, 0), aware = track(1.0, 0);
+    for (std::size_t t = 0; t < plain.size(); ++t) {
+        EXPECT_NEAR(plain[t].box.x, kTargetX, 0.5);
+        EXPECT_DOUBLE_EQ(aware[t].box.x, plain[t].box.x);
+        EXPECT_FLOAT_EQ(aware[t].score, plain[t].score);
+    }
+}
+
+}  // namespace
+}  // namespace corrtrack
