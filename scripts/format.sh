@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v clang-format >/dev/null || { echo "format: clang-format not found (scripts/setup.sh installs it)" >&2; exit 2; }
-mapfile -t files < <(git ls-files 'app/*' 'main/*' 'kernels/*' 'render/*' 'tests/*' 'fuzz/*' 'python/src/*' | grep -E '\.(cpp|h|cu|cuh)$')
+mapfile -t files < <(git ls-files 'app/*' 'main/*' 'kernels/*' 'render/*' 'tests/*' 'fuzz/*' 'python/src/*' 'examples/*' | grep -E '\.(cpp|h|cu|cuh)$')
 if [ "${1:-}" = --check ]; then
   bad=()
   for f in "${files[@]}"; do clang-format "$f" | cmp -s - "$f" || bad+=("$f"); done

@@ -24,6 +24,8 @@ packages=(
   xvfb xdotool xauth
   clang libclang-rt-dev libomp-dev  # scripts/sanitize.sh and scripts/fuzz.sh: sanitizers, libFuzzer
   clang-format                      # scripts/format.sh
+  help2man librsvg2-bin             # the man page and the icon's PNG sizes (cmake/package.cmake)
+  desktop-file-utils debootstrap    # scripts/deb_test.sh: the .desktop check, a clean Debian 12 root
 )
 
 sudo_cmd=()
