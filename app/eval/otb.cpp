@@ -280,7 +280,8 @@ bool run_sequence(const SequenceInfo& seq, const std::vector<std::optional<BoxF>
                 const auto t0 = std::chrono::steady_clock::now();
                 Tracker& tracker = *trackers[k];
                 const TrackResult r = tracker.update(
-                    slot >= 0 ? FrameView(uploader->device_view(slot, tracker.stream())) : f->frame_view());
+                    slot >= 0 ? f->frame_view().with_device_luma(uploader->device_view(slot, tracker.stream()))
+                              : f->frame_view());
                 if (slot >= 0) uploader->done(slot, tracker.stream());
                 run.track_ms += ms_since(t0);
                 run.boxes.push_back(r.box);

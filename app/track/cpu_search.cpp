@@ -11,6 +11,7 @@
 #include "app/track/gradient.h"
 #include "app/track/pyramid.h"
 #include "app/track/resample.h"
+#include "app/track/search_cues.h"
 #include "app/util/stats.h"
 
 namespace corrtrack {
@@ -78,44 +79,23 @@ public:
                 ++launches_;
                 blend_maps(m.data(), grad_map_.data(), m.size(), r.gradient_weight);
             }
-            // Cues that only rank positions: the NCC at the chosen one stays the score that
-            // the policy's gates read.
-            const bool colour = r.colour.likelihood && frame_.has_chroma();
-            const bool lookalikes = r.distractor_count > 0 && r.distractor_weight > 0;
-            if (colour || lookalikes) ncc_map_.assign(m.begin(), m.end());
-            if (colour) {
-                colour_map_.resize(m.size());
-                colour_score_map(frame_, r.colour, patch_.data(), r.patch, r.ox, r.oy, r.scale, r.templ.image.size(),
-                                 colour_scratch_, colour_map_.data());
-                const float w = r.colour.weight;
-                for (std::size_t k = 0; k < m.size(); ++k) m[k] = (1 - w) * m[k] + w * (2 * colour_map_[k] - 1);
-            }
-            if (lookalikes) {
-                rank_map_.assign(m.begin(), m.end());
-                subtract_lookalikes(r, patch, p, m);
-            }
+            // The look-alikes' NCC maps over the same window, for the shared cue code.
+            const float* lookalike[SearchRequest::kMaxDistractors] = {};
+            if (lookalikes_apply(r))
+                for (int d = 0; d < r.distractor_count; ++d) {
+                    std::vector<float>& lm = lookalike_maps_[d];
+                    lm.resize(m.size());
+                    correlator(r.distractors[d])
+                        .run(patch, p, {lm.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, nullptr);
+                    ++launches_;
+                    lookalike[d] = lm.data();
+                }
             map_sizes_[pass][i] = o;
             positions_ += o.area();
             if (times) times->correlate_ms += ms_since(t0);
 
             t0 = std::chrono::steady_clock::now();
-            RankedPeak& hit = hits[i];
-            hit = penalised_peak(map, r.penalty, penalised_);
-            if (colour || lookalikes) {
-                // ... and ranks it against the other scales and templates: the colour score
-                // of a smaller box is higher (less background), so it must not pick the scale.
-                Peak& pk = hit.peak;
-                const std::size_t at = static_cast<std::size_t>(pk.y) * o.width + pk.x;
-                const float penalty = r.penalty > 0 ? m[at] - penalised_[at] : 0.0f;
-                pk.score = ncc_map_[at];
-                hit.ranked = pk.score - penalty;
-                if (lookalikes) hit.lookalike = lookalike_max_[at];
-            }
-            // Look-alikes stand apart: a box overlapping the target by more than a fifth would
-            // hold part of the target itself.
-            const Size t = r.templ.image.size();
-            find_rival(lookalikes ? rank_map_.data() : m.data(), o, hit,
-                       {std::max(1, t.width * 4 / 5), std::max(1, t.height * 4 / 5)});
+            hits[i] = rank_request(r, frame_, patch_.data(), m.data(), o, lookalike, cues_);
             if (times) times->peak_ms += ms_since(t0);
         }
     }
@@ -184,33 +164,12 @@ private:
     Size frame_size_;
     ResampleScratch scratch_;
     std::vector<std::uint8_t> patch_, grad_patch_;
-    // The look-alikes' NCC maps over the window: where the best of them beats the template's
-    // own NCC (ncc_map_), the weight times the difference comes off the ranking map. Where
-    // the target matches itself better, nothing changes, so the look-alikes cannot pull the
-    // peak off a target they resemble.
-    void subtract_lookalikes(const SearchRequest& r, const ImageView& patch, const NccProblem& p,
-                             std::vector<float>& m) {
-        const Size o = p.out_size();
-        lookalike_max_.assign(m.size(), 0.0f);
-        lookalike_map_.resize(m.size());
-        const MapView lmap{lookalike_map_.data(), o.width, o.height, static_cast<std::size_t>(o.width)};
-        for (int d = 0; d < r.distractor_count; ++d) {
-            correlator(r.distractors[d]).run(patch, p, lmap, nullptr);
-            ++launches_;
-            for (std::size_t k = 0; k < m.size(); ++k)
-                lookalike_max_[k] = std::max(lookalike_max_[k], lookalike_map_[k]);
-        }
-        for (std::size_t k = 0; k < m.size(); ++k)
-            m[k] -= r.distractor_weight * std::max(0.0f, lookalike_max_[k] - ncc_map_[k]);
-    }
-
-    std::vector<float> grad_map_, colour_map_, ncc_map_, rank_map_, lookalike_map_, lookalike_max_;
-    std::vector<double> colour_scratch_;
+    std::vector<float> grad_map_, lookalike_maps_[SearchRequest::kMaxDistractors];
+    CueScratch cues_;
     FrameView frame_;
     std::unordered_map<std::uint64_t, Cached> correlators_;
     std::vector<std::vector<float>> maps_[2];  // per pass, per request (one when !keep_maps_)
     std::vector<Size> map_sizes_[2];
-    std::vector<float> penalised_;
     std::vector<std::uint8_t> samples_;
     std::vector<std::size_t> sample_offsets_;
     bool keep_maps_ = true;
@@ -219,63 +178,6 @@ private:
 };
 
 }  // namespace
-
-void find_rival(const float* map, Size size, RankedPeak& hit, Size apart) {
-    const int px = hit.peak.x, py = hit.peak.y;
-    hit.rival = -2;
-    hit.rival_of = map[static_cast<std::size_t>(py) * size.width + px];
-    for (int y = 0; y < size.height; ++y) {
-        const float* row = map + static_cast<std::size_t>(y) * size.width;
-        for (int x = 0; x < size.width; ++x) {
-            const float v = row[x];
-            if (!(v > hit.rival)) continue;
-            if (std::abs(x - px) < apart.width && std::abs(y - py) < apart.height) continue;
-            // A local maximum, not the slope of the peak's own hill.
-            bool top = true;
-            for (int ny = std::max(0, y - 1); top && ny <= std::min(size.height - 1, y + 1); ++ny)
-                for (int nx = std::max(0, x - 1); nx <= std::min(size.width - 1, x + 1); ++nx)
-                    if (map[static_cast<std::size_t>(ny) * size.width + nx] > v) {
-                        top = false;
-                        break;
-                    }
-            if (!top) continue;
-            hit.rival = v;
-            hit.rival_x = static_cast<float>(x);
-            hit.rival_y = static_cast<float>(y);
-        }
-    }
-}
-
-RankedPeak penalised_peak(const MapView& map, double weight, std::vector<float>& scratch) {
-    RankedPeak out;
-    if (weight <= 0) {
-        out.peak = find_peak(map);
-        out.ranked = out.peak.score;
-        return out;
-    }
-    scratch.resize(static_cast<std::size_t>(map.width) * map.height);
-    const double cx = (map.width - 1) / 2.0, cy = (map.height - 1) / 2.0;
-    const double rx2 = std::max(1.0, cx * cx), ry2 = std::max(1.0, cy * cy);
-    for (int y = 0; y < map.height; ++y) {
-        const double dy2 = (y - cy) * (y - cy) / ry2;
-        const float* src = map.row(y);
-        float* dst = &scratch[static_cast<std::size_t>(y) * map.width];
-        for (int x = 0; x < map.width; ++x)
-            dst[x] = src[x] - static_cast<float>(weight * ((x - cx) * (x - cx) / rx2 + dy2));
-    }
-    const MapView pm{scratch.data(), map.width, map.height, static_cast<std::size_t>(map.width)};
-    Peak& pk = out.peak;
-    pk = find_peak(pm);
-    out.ranked = pk.score;
-    const float* row = map.row(pk.y);
-    pk.score = row[pk.x];
-    pk.sub_x = static_cast<float>(pk.x);
-    pk.sub_y = static_cast<float>(pk.y);
-    if (pk.x > 0 && pk.x + 1 < map.width) pk.sub_x += parabolic_offset(row[pk.x - 1], pk.score, row[pk.x + 1]);
-    if (pk.y > 0 && pk.y + 1 < map.height)
-        pk.sub_y += parabolic_offset(map.row(pk.y - 1)[pk.x], pk.score, map.row(pk.y + 1)[pk.x]);
-    return out;
-}
 
 std::unique_ptr<SearchBackend> make_cpu_search(const std::string& kernel, std::string* error) {
     std::string why;

@@ -48,8 +48,8 @@ struct RankedPeak {
     float ranked = 0;  // the penalised map's value at the peak
     // The best local maximum of the ranking map (before any look-alike term, no motion
     // penalty) whose box overlaps the peak's by at most a fifth, where it lies (map
-    // coordinates), and the same map's value at the peak: a look-alike in the window. Only
-    // the CPU backend fills it (rival -2: none).
+    // coordinates), and the same map's value at the peak: a look-alike in the window. Filled
+    // on the host (search_cues.h), not by launch_ranked_peaks (rival -2: none).
     float rival = -2, rival_x = 0, rival_y = 0, rival_of = 0;
     // The best look-alike's NCC at the peak (-2: none searched).
     float lookalike = -2;

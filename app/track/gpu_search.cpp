@@ -41,7 +41,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         it.map_pitch = it.lanes * it.slot.width - ts.width + 1;
         it.map_offset = floats + static_cast<std::size_t>(it.lane) * it.slot.width;
         width = std::max(width, it.lanes * it.slot.width);
-        positions_ += it.out.area();
+        if (it.request < extras_first_) positions_ += it.out.area();
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
         sample_items_.push_back({ls.ox, ls.oy, ls.scale, it.slot.width, it.slot.height, ls.level, 0, 0});
         // The template patch sampled after a search lies inside the window, give or take the
@@ -134,6 +134,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     }
     if (!captured) queue(stream_);
     replayed_ = captured;
+    copy_cue_inputs(ps, requests, atlas, maps);
     if (host_maps) ps.host_maps_valid = true;
     CORRTRACK_CUDA(cudaEventRecord(done, as_cuda(stream_)));
     // The one wait of a search: the policy's next step depends on these peaks.
@@ -142,6 +143,7 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
     counters_.mark(GpuSearchStats::kAfterSearch);
     counters_.searches += 1;
     for (std::size_t k = 0; k < items.size(); ++k) hits[items[k].request] = host_peaks[k];
+    rank_on_host(ps, requests, hits);
     if (!timed) return;
     float sample_ms = 0, correlate_ms = 0, peak_ms = 0;
     if (captured) {

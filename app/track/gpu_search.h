@@ -28,6 +28,7 @@
 #include "app/track/backends.h"
 #include "app/track/device_pyramid.h"
 #include "app/track/gpu_search_stats.h"
+#include "app/track/search_cues.h"
 #include "app/track/search_graph.h"
 #include "app/util/stats.h"
 #include "corrtrack/cuda_util.h"
@@ -96,6 +97,7 @@ public:
         counters_.drop_phase();  // the time since the last call belongs to no frame
         counters_.mark(GpuSearchStats::kBeforeSearch);
         ++counters_.frames;
+        view_ = fv;  // the host chroma of the colour cue, where the frame has it
         if (f.space == MemorySpace::kDevice) {
             pyramid_.reset(f, nullptr, 0);
             return 0;
@@ -128,13 +130,33 @@ public:
         twins_.clear();
         for (std::size_t i = 0; i < requests.size(); ++i)
             if (requests[i].gradient_weight > 0 && requests[i].templ.gradient.data) twins_.push_back({i, 0});
-        if (twins_.empty()) return search_all(pass, requests, hits, times);
+        // Each look-alike of a request: the same window against the distractor template, in
+        // the same batch (its template size); distractor-major, so a target's scales share
+        // atlas rows as the template's do.
+        lookalikes_.clear();
+        for (int d = 0; d < SearchRequest::kMaxDistractors; ++d)
+            for (std::size_t i = 0; i < requests.size(); ++i)
+                if (lookalikes_apply(requests[i]) && d < requests[i].distractor_count) lookalikes_.push_back({i, d, 0});
+        callers_ = requests.size();
+        extras_first_ = requests.size() + twins_.size();
+        if (twins_.empty() && lookalikes_.empty()) return search_all(pass, requests, hits, times);
         with_twins_ = requests;
         for (Twin& t : twins_) {
             SearchRequest r = requests[t.request];
             r.templ = {r.templ.key ^ kGradientKey, r.templ.version, r.templ.gradient, {}};
             r.gradient_weight = 0;
             t.twin = with_twins_.size();
+            with_twins_.push_back(r);
+        }
+        for (LookalikeItem& l : lookalikes_) {
+            SearchRequest r;
+            const SearchRequest& of = requests[l.request];
+            r.templ = of.distractors[l.distractor];
+            r.ox = of.ox;
+            r.oy = of.oy;
+            r.scale = of.scale;
+            r.patch = of.patch;
+            l.item = with_twins_.size();
             with_twins_.push_back(r);
         }
         search_all(pass, with_twins_, hits, times);
@@ -204,6 +226,11 @@ private:
 
     struct Twin {
         std::size_t request = 0, twin = 0;  // indices in with_twins_
+    };
+    struct LookalikeItem {
+        std::size_t request = 0;  // the caller's request
+        int distractor = 0;       // its distractor
+        std::size_t item = 0;     // index in with_twins_
     };
     void search_all(int pass, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits,
                     StageTimes* times);
@@ -276,7 +303,27 @@ private:
     // Reused per search.
     std::vector<Run> runs_;
     std::vector<Twin> twins_;
+    std::vector<LookalikeItem> lookalikes_;
     std::vector<SearchRequest> with_twins_;
+    std::size_t callers_ = 0;       // the caller's requests (the first of with_twins_)
+    std::size_t extras_first_ = 0;  // the first look-alike item (positions() leaves them out)
+    FrameView view_;                // the current frame
+    // The host side of the cues: the requests ranked there, their copied maps and patches at
+    // their device offsets (pinned, grown geometrically), packed copies and the scratch.
+    std::vector<std::size_t> host_ranked_;
+    std::vector<std::pair<std::size_t, std::size_t>> ranges_;
+    std::size_t cue_atlas_pitch_ = 0;
+    PinnedBuffer<float> cue_maps_;
+    PinnedBuffer<std::uint8_t> cue_atlas_;
+    std::vector<float> cue_map_, cue_lookalike_[SearchRequest::kMaxDistractors];
+    std::vector<std::uint8_t> cue_patch_;
+    CueScratch cue_scratch_;
+    // The shared host cues (search_cues.h) for the requests that need them: copy_cue_inputs
+    // queues the copies of their maps and patches (before the search's one wait),
+    // rank_on_host overwrites their hits after it.
+    void copy_cue_inputs(const Pass& ps, const std::vector<SearchRequest>& requests, const std::uint8_t* atlas,
+                         const float* maps);
+    void rank_on_host(const Pass& ps, const std::vector<SearchRequest>& requests, std::vector<RankedPeak>& hits);
     std::vector<GradientItem> gradient_items_;
     std::vector<BlendItem> blend_items_;
     std::vector<SampleItem> sample_items_;

@@ -3,7 +3,8 @@
 // returns one ranked peak per request. The CPU backend runs them one by one on the host; the
 // GPU backend samples all patches into one atlas, correlates each template size in one
 // batched launch and brings every peak back in one copy. Both sample from the same pyramid
-// with the same arithmetic, so they give the same peaks.
+// with the same arithmetic, and rank with the same host cue code (search_cues.h), so they
+// give the same peaks.
 // Thread rules: one thread drives a backend; it owns its kernels and buffers and works on its
 // GPU context's compute stream.
 #pragma once
@@ -43,8 +44,10 @@ struct SearchRequest {
     double penalty = 0;
     // With templ.gradient: the map is grey + gradient_weight x (gradient map - grey map).
     float gradient_weight = 0;
-    // With colour.likelihood: the map is (1 - w) x NCC + w x (2 x colour score - 1), where
-    // the colour score is the mean target likelihood of the box at each position.
+    // With colour.likelihood and a frame with host chroma: the map is (1 - w) x NCC +
+    // w x (2 x colour score - 1), where the colour score is the mean target likelihood of the
+    // box at each position. Both cues are applied by one host definition (search_cues.h): the
+    // GPU copies the maps of the requests that carry one to the host with its peaks.
     ColourCue colour;
     // Look-alikes (distractor templates of the template's size, DaSiamRPN's idea): where the
     // best of their NCC maps exceeds the template's, the ranking map loses distractor_weight
@@ -54,6 +57,9 @@ struct SearchRequest {
     TemplateRef distractors[kMaxDistractors];
     int distractor_count = 0;
     float distractor_weight = 0;
+    // The caller reads the hit's rival fields (RankedPeak): the CPU fills them always, the GPU
+    // where this is set or a cue applies (they need the map on the host).
+    bool want_rival = false;
 };
 
 class SearchBackend {

@@ -175,6 +175,9 @@ void Target::plan_track(const TrackerOptions& o, Size frame, std::vector<SearchR
     for (std::size_t m = 0; m < memory_.size(); ++m)
         if (!memory_[m].pixels.empty())
             add_request(out, static_cast<int>(m) + 1, px, py, 0, scale_, patch, o.motion_penalty);
+    // note_lookalike reads the rival of the best tracking hit.
+    if (distractor_weight_ > 0)
+        for (std::size_t i = planned_first_; i < out.size(); ++i) out[i].want_rival = true;
 }
 
 Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit,

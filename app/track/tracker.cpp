@@ -212,7 +212,7 @@ TargetId MultiTracker::add_target(const FrameView& view, const BoxF& box, std::s
     m.backend->sample(m.samples);
     std::string why;
     if (!t->init(m.backend->sampled(0), &why)) return fail(what + why);
-    if (m.active.colour > 0 && frame.space == MemorySpace::kHost) t->learn_colour(view, 1.0f);
+    if (m.active.colour > 0 && view.on_host().luma.data) t->learn_colour(view.on_host(), 1.0f);
     m.targets.push_back(std::move(t));
     m.results.push_back(m.targets.back()->result());
     return m.next_id++;
@@ -272,8 +272,8 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
         Target& t = *m.targets[i];
         t.settle(o, fs, m.samples, m.sample_kind);
         m.sample_owner.resize(m.samples.size(), t.id());
-        if (t.colour_due() && frame.space == MemorySpace::kHost)
-            t.learn_colour(view, static_cast<float>(o.colour_rate));
+        if (t.colour_due() && view.on_host().luma.data)
+            t.learn_colour(view.on_host(), static_cast<float>(o.colour_rate));
         m.results[i] = t.result();
         m.results[i].times = times;
     }

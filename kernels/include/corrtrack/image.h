@@ -51,8 +51,24 @@ struct FrameView {
     FrameView() = default;
     FrameView(ImageView l) : luma(l) {}  // NOLINT(google-explicit-constructor): by design
     FrameView(ImageView l, ImageView cu, ImageView cv) : luma(l), u(cu), v(cv) {}
+    // With a device luma, the same frame's host luma where it came from host memory (software
+    // decode, eval): the host-side colour model learns from it. Empty otherwise.
+    ImageView host_luma;
     bool has_chroma() const { return u.data && v.data && u.space == MemorySpace::kHost; }
     Size size() const { return luma.size(); }
+    // This frame with `device` as its luma, keeping a host luma and the chroma planes.
+    FrameView with_device_luma(ImageView device) const {
+        FrameView f = *this;
+        if (luma.space == MemorySpace::kHost && luma.data) f.host_luma = luma;
+        f.luma = device;
+        return f;
+    }
+    // The frame's host planes (luma and chroma); an empty luma where it has none.
+    FrameView on_host() const {
+        if (luma.space == MemorySpace::kHost) return *this;
+        if (!host_luma.data) return {};
+        return {host_luma, u, v};
+    }
 };
 
 struct MapView {

@@ -1,0 +1,113 @@
+// The cues of a search request and the peak they pick (search_cues.h), with the host's
+// motion-penalised peak and the rival search (backends.h) that both backends rank with.
+#include "app/track/search_cues.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "app/track/backends.h"
+
+namespace corrtrack {
+
+RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const std::uint8_t* patch, float* m, Size o,
+                        const float* const* lookalike, CueScratch& s) {
+    const std::size_t n = static_cast<std::size_t>(o.width) * o.height;
+    // Cues that only rank positions: the NCC at the chosen one stays the score that the
+    // policy's gates read.
+    const bool colour = colour_applies(r, frame);
+    const bool lookalikes = lookalikes_apply(r);
+    if (colour || lookalikes) s.ncc.assign(m, m + n);
+    if (colour) {
+        s.colour.resize(n);
+        colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_ii,
+                         s.colour.data());
+        const float w = r.colour.weight;
+        for (std::size_t k = 0; k < n; ++k) m[k] = (1 - w) * m[k] + w * (2 * s.colour[k] - 1);
+    }
+    if (lookalikes) {
+        // Where the best look-alike beats the template's own NCC, the weight times the
+        // difference comes off; where the target matches itself better nothing changes, so
+        // the look-alikes cannot pull the peak off a target they resemble.
+        s.rank.assign(m, m + n);
+        s.lookalike_max.assign(n, 0.0f);
+        for (int d = 0; d < r.distractor_count; ++d)
+            for (std::size_t k = 0; k < n; ++k) s.lookalike_max[k] = std::max(s.lookalike_max[k], lookalike[d][k]);
+        for (std::size_t k = 0; k < n; ++k) m[k] -= r.distractor_weight * std::max(0.0f, s.lookalike_max[k] - s.ncc[k]);
+    }
+    const MapView map{m, o.width, o.height, static_cast<std::size_t>(o.width)};
+    RankedPeak hit = penalised_peak(map, r.penalty, s.penalised);
+    if (colour || lookalikes) {
+        // ... and ranks it against the other scales and templates: the colour score of a
+        // smaller box is higher (less background), so it must not pick the scale.
+        Peak& pk = hit.peak;
+        const std::size_t at = static_cast<std::size_t>(pk.y) * o.width + pk.x;
+        const float penalty = r.penalty > 0 ? m[at] - s.penalised[at] : 0.0f;
+        pk.score = s.ncc[at];
+        hit.ranked = pk.score - penalty;
+        if (lookalikes) hit.lookalike = s.lookalike_max[at];
+    }
+    // Look-alikes stand apart: a box overlapping the target by more than a fifth would hold
+    // part of the target itself.
+    const Size t = r.templ.image.size();
+    find_rival(lookalikes ? s.rank.data() : m, o, hit, {std::max(1, t.width * 4 / 5), std::max(1, t.height * 4 / 5)});
+    return hit;
+}
+
+void find_rival(const float* map, Size size, RankedPeak& hit, Size apart) {
+    const int px = hit.peak.x, py = hit.peak.y;
+    hit.rival = -2;
+    hit.rival_of = map[static_cast<std::size_t>(py) * size.width + px];
+    for (int y = 0; y < size.height; ++y) {
+        const float* row = map + static_cast<std::size_t>(y) * size.width;
+        for (int x = 0; x < size.width; ++x) {
+            const float v = row[x];
+            if (!(v > hit.rival)) continue;
+            if (std::abs(x - px) < apart.width && std::abs(y - py) < apart.height) continue;
+            // A local maximum, not the slope of the peak's own hill.
+            bool top = true;
+            for (int ny = std::max(0, y - 1); top && ny <= std::min(size.height - 1, y + 1); ++ny)
+                for (int nx = std::max(0, x - 1); nx <= std::min(size.width - 1, x + 1); ++nx)
+                    if (map[static_cast<std::size_t>(ny) * size.width + nx] > v) {
+                        top = false;
+                        break;
+                    }
+            if (!top) continue;
+            hit.rival = v;
+            hit.rival_x = static_cast<float>(x);
+            hit.rival_y = static_cast<float>(y);
+        }
+    }
+}
+
+RankedPeak penalised_peak(const MapView& map, double weight, std::vector<float>& scratch) {
+    RankedPeak out;
+    if (weight <= 0) {
+        out.peak = find_peak(map);
+        out.ranked = out.peak.score;
+        return out;
+    }
+    scratch.resize(static_cast<std::size_t>(map.width) * map.height);
+    const double cx = (map.width - 1) / 2.0, cy = (map.height - 1) / 2.0;
+    const double rx2 = std::max(1.0, cx * cx), ry2 = std::max(1.0, cy * cy);
+    for (int y = 0; y < map.height; ++y) {
+        const double dy2 = (y - cy) * (y - cy) / ry2;
+        const float* src = map.row(y);
+        float* dst = &scratch[static_cast<std::size_t>(y) * map.width];
+        for (int x = 0; x < map.width; ++x)
+            dst[x] = src[x] - static_cast<float>(weight * ((x - cx) * (x - cx) / rx2 + dy2));
+    }
+    const MapView pm{scratch.data(), map.width, map.height, static_cast<std::size_t>(map.width)};
+    Peak& pk = out.peak;
+    pk = find_peak(pm);
+    out.ranked = pk.score;
+    const float* row = map.row(pk.y);
+    pk.score = row[pk.x];
+    pk.sub_x = static_cast<float>(pk.x);
+    pk.sub_y = static_cast<float>(pk.y);
+    if (pk.x > 0 && pk.x + 1 < map.width) pk.sub_x += parabolic_offset(row[pk.x - 1], pk.score, row[pk.x + 1]);
+    if (pk.y > 0 && pk.y + 1 < map.height)
+        pk.sub_y += parabolic_offset(map.row(pk.y - 1)[pk.x], pk.score, map.row(pk.y + 1)[pk.x]);
+    return out;
+}
+
+}  // namespace corrtrack

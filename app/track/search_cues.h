@@ -1,0 +1,41 @@
+// The cues that rank a search's positions besides the NCC (search.h): the colour cue and the
+// look-alike term, and the peak they pick. One definition for both backends: the CPU backend
+// calls it on every map, the GPU backend on the maps of the requests that carry a cue (copied
+// to the host with the search's peaks), so their boxes stay identical.
+// Thread rules: plain functions; the scratch belongs to the backend's thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "app/track/search.h"
+
+namespace corrtrack {
+
+// Buffers reused between requests (no allocation once grown).
+struct CueScratch {
+    std::vector<float> ncc, colour, rank, lookalike_max, penalised;
+    std::vector<double> colour_ii;
+};
+
+// Whether request r's colour cue applies on this frame (it needs the frame's host chroma).
+inline bool colour_applies(const SearchRequest& r, const FrameView& frame) {
+    return r.colour.likelihood && frame.has_chroma();
+}
+inline bool lookalikes_apply(const SearchRequest& r) { return r.distractor_count > 0 && r.distractor_weight > 0; }
+
+// Whether the hit of r needs the host: a cue, or its rival fields asked for.
+inline bool needs_host_rank(const SearchRequest& r, const FrameView& frame) {
+    return r.want_rival || colour_applies(r, frame) || lookalikes_apply(r);
+}
+
+// Request r's hit. `map`: its NCC map (o = patch - template + 1, packed; gradient-blended
+// where asked), turned in place into the ranking map. `patch`: the sampled window (packed
+// r.patch; read for colour). `lookalike[d]`: distractor d's NCC map over the same window
+// (packed o; read when lookalikes_apply). The peak is chosen on the ranking map with the
+// motion penalty; its score stays the NCC there, and rival fields come from the ranking map
+// before the look-alike term.
+RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const std::uint8_t* patch, float* map, Size o,
+                        const float* const* lookalike, CueScratch& s);
+
+}  // namespace corrtrack
