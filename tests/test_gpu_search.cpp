@@ -11,8 +11,11 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
 
+#include "app/gpu/gpu_context.h"
 #include "app/track/backends.h"
 #include "app/track/device_pyramid.h"
 #include "app/track/device_search.h"
@@ -301,7 +304,6 @@ TEST(GpuSearchGpu, FortyEightTargetsTrackAsOnTheCpu) {
         TrackerOptions o;
         o.kernel = kernel;
         o.scales = 3;
-        o.distractor_weight = 0;  // the GPU backend has no look-alike term yet (search.h)
         MultiTracker tracker(o);
         std::string error;
         EXPECT_TRUE(tracker.set_kernel(kernel, &error)) << error;
@@ -349,6 +351,108 @@ TEST(GpuSearchGpu, FortyEightTargetsTrackAsOnTheCpu) {
     }
     EXPECT_LT(worst, 0.5);
     std::printf("48 targets x 3 scales, %zu frames: GPU boxes within %.4f px of cpu_fast\n", cpu.size(), worst);
+}
+
+// The cues on both backends: requests with a colour cue, look-alikes, both, only a rival
+// asked for, and none (a target's scales side by side, so that the GPU shares atlas rows)
+// give the same RankedPeak, every field, through the shared host cue code (search_cues.h).
+TEST(GpuSearchGpu, CuesRankAsOnTheCpu) {
+    const int w = 320, h = 240, cw = (w + 1) / 2, ch = (h + 1) / 2, side = 24;
+    std::vector<std::uint8_t> luma = noise(w, h, 21), u(static_cast<std::size_t>(cw) * ch),
+                              v(static_cast<std::size_t>(cw) * ch);
+    for (int y = 0; y < ch; ++y)
+        for (int x = 0; x < cw; ++x) {  // smooth chroma with a warm region around the target
+            const bool warm = std::abs(x - 60) < 20 && std::abs(y - 46) < 20;
+            u[static_cast<std::size_t>(y) * cw + x] = static_cast<std::uint8_t>(warm ? 70 + x % 16 : 128 + y % 32);
+            v[static_cast<std::size_t>(y) * cw + x] = static_cast<std::uint8_t>(warm ? 200 - y % 16 : 120 + x % 24);
+        }
+    // The template from (108, 80); look-alikes: two other windows of the frame.
+    auto cut = [&](int x0, int y0) {
+        std::vector<std::uint8_t> t(static_cast<std::size_t>(side) * side);
+        for (int y = 0; y < side; ++y)
+            std::copy_n(&luma[static_cast<std::size_t>(y0 + y) * w + x0], side, &t[static_cast<std::size_t>(y) * side]);
+        return t;
+    };
+    const std::vector<std::uint8_t> templ = cut(108, 80), d0 = cut(130, 96), d1 = cut(90, 70);
+    auto ref = [&](const std::vector<std::uint8_t>& px, std::uint64_t key) {
+        TemplateRef t;
+        t.key = key;
+        t.version = 1;
+        t.image = {px.data(), side, side, static_cast<std::size_t>(side), MemorySpace::kHost};
+        return t;
+    };
+    std::vector<float> likelihood(kColourBins);
+    for (int b = 0; b < kColourBins; ++b) likelihood[b] = static_cast<float>((b * 37) % 101) / 100.0f;
+    std::vector<SearchRequest> requests;
+    for (int kind = 0; kind < 5; ++kind)  // all cues, colour, look-alikes, rival only, none
+        for (const double scale : {1 / 1.04, 1.0, 1.04}) {
+            SearchRequest r;
+            r.templ = ref(templ, 7);
+            r.scale = scale;
+            r.patch = {70, 66};
+            r.ox = 120 - r.patch.width * scale / 2 + (scale == 1.0 ? 0.0 : 0.3);
+            r.oy = 92 - r.patch.height * scale / 2;
+            r.penalty = 0.1;
+            if (kind <= 1) r.colour = {likelihood.data(), 0.4f};
+            if (kind == 0 || kind == 2) {
+                r.distractors[0] = ref(d0, 100);
+                r.distractors[1] = ref(d1, 101);
+                r.distractor_count = 2;
+                r.distractor_weight = 1.0f;
+            }
+            r.want_rival = kind < 4;
+            requests.push_back(r);
+        }
+    const FrameView frame{{luma.data(), w, h, static_cast<std::size_t>(w), MemorySpace::kHost},
+                          {u.data(), cw, ch, static_cast<std::size_t>(cw), MemorySpace::kHost},
+                          {v.data(), cw, ch, static_cast<std::size_t>(cw), MemorySpace::kHost}};
+    auto search = [&](SearchBackend& b) {
+        b.begin_frame(frame);
+        std::vector<RankedPeak> hits;
+        b.search(0, requests, hits, nullptr);
+        return hits;
+    };
+    std::string error;
+    auto cpu_backend = make_cpu_search("cpu_fast", &error);
+    ASSERT_TRUE(cpu_backend) << error;
+    const std::vector<RankedPeak> cpu = search(*cpu_backend);
+    // The cues change the ranking map (its PSR; else this test could not tell them from none).
+    int moved = 0;
+    for (int s = 0; s < 3; ++s) {
+        EXPECT_GE(cpu[s].lookalike, 0.0f);
+        EXPECT_EQ(cpu[12 + s].lookalike, -2.0f);
+        moved += (cpu[3 + s].peak.psr != cpu[12 + s].peak.psr) + (cpu[6 + s].peak.psr != cpu[12 + s].peak.psr);
+    }
+    EXPECT_EQ(moved, 6);
+    if (!cuda_available()) GTEST_SKIP() << "no GPU: the CPU half ran";
+    GpuContext gpu;
+    auto close = [](float a, float b) { return std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b)); };
+    for (const char* kernel : {"cuda_dp4a_ilp", "cuda_mma"}) {  // exact maps: equal peaks
+        auto gpu_backend = make_gpu_search(kernel, gpu, &error);
+        ASSERT_TRUE(gpu_backend) << error;
+        for (int round = 0; round < 2; ++round) {  // the second reuses every buffer
+            const std::vector<RankedPeak> got = search(*gpu_backend);
+            ASSERT_EQ(got.size(), cpu.size());
+            for (std::size_t i = 0; i < cpu.size(); ++i) {
+                const std::string what = std::string(kernel) + " request " + std::to_string(i);
+                const RankedPeak &g = got[i], &c = cpu[i];
+                EXPECT_EQ(g.peak.x, c.peak.x) << what;
+                EXPECT_EQ(g.peak.y, c.peak.y) << what;
+                for (const auto& [name, a, b] :
+                     {std::make_tuple("score", g.peak.score, c.peak.score),
+                      std::make_tuple("sub_x", g.peak.sub_x, c.peak.sub_x),
+                      std::make_tuple("sub_y", g.peak.sub_y, c.peak.sub_y),
+                      std::make_tuple("psr", g.peak.psr, c.peak.psr), std::make_tuple("ranked", g.ranked, c.ranked),
+                      std::make_tuple("lookalike", g.lookalike, c.lookalike)})
+                    EXPECT_TRUE(close(a, b)) << what << ": " << name << " " << a << " want " << b;
+                if (i >= 12) continue;  // the GPU fills rivals only where asked
+                EXPECT_TRUE(close(g.rival, c.rival)) << what << ": rival " << g.rival << " want " << c.rival;
+                EXPECT_TRUE(close(g.rival_of, c.rival_of)) << what;
+                EXPECT_EQ(g.rival_x, c.rival_x) << what;
+                EXPECT_EQ(g.rival_y, c.rival_y) << what;
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -265,8 +265,7 @@ TEST(Policy, CpuAndGpuGiveTheSameBoxes) {
     // Plain, and with the optional gradient channel and scale anchor (twin requests on the GPU).
     for (const double gradient : {0.0, 0.3}) {
         TrackerOptions o = cpu_options();
-        o.redetect_budget = 0;    // the whole frame on both, so that both search the same
-        o.distractor_weight = 0;  // the GPU backend has no look-alike term yet (search.h)
+        o.redetect_budget = 0;  // the whole frame on both, so that both search the same
         o.gradient = gradient;
         o.scale_anchor = gradient > 0 ? 0.5 : 0.0;
         o.kernel = "cpu_fast";

@@ -287,7 +287,6 @@ TEST(Tracker, SameTrackOnEveryAvailableKernel) {
         EXPECT_TRUE(source) << error;
         TrackerOptions options;
         options.kernel = kernel;
-        options.distractor_weight = 0;  // the GPU backend has no look-alike term yet (search.h)
         Tracker tracker(options);
         std::vector<TrackResult> out;
         Frame f;
