@@ -22,7 +22,8 @@
 #              with the call; the shared data does not travel) once per kernel in EVAL_KERNELS
 #              ("auto cuda_dp4a_ilp cpu_fast"): OTB metrics and the tracker's update fps per
 #              kernel, and whether the GPU and CPU paths score alike (EVAL_ARGS: more eval
-#              options, e.g. "--colour 0 --distractor-weight 0": cues the GPU path ignores); eval-<kernel>.json/.txt
+#              options, e.g. "--colour 0 --distractor-weight 0"; the GPU applies both cues
+#              through the shared host code, so none are needed for equal scores); eval-<kernel>.json/.txt
 #              (limit T_EVAL, 120 s). Only when named in STEPS.
 #   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264): NVDEC
 #              (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
