@@ -30,6 +30,12 @@
 #   e2e        corrtrack bench --e2e on 1080p and 4K H.264 clips made here (testsrc2, x264
 #              veryfast): decode-only vs decode+track, software and NVDEC; e2e.txt, e2e.json
 #              (extra flags in E2E_ARGS; limit T_E2E, 150 s)
+#   crowd      1024 targets in any layout (issue 30), scripts/bench/crowd.sh: corrtrack bench --e2e
+#              --targets 256,1024 --layout grid and 1024 --layout crowded on a testsrc2 and a
+#              panning-texture 1080p clip (NVDEC), then the issue's `corrtrack track --box ...`
+#              with 1024 crowded boxes with and without the per-frame re-detection limit; fps,
+#              lost target-frames and the GPU search's host-time split in crowd.txt (limit
+#              T_CROWD, 150 s). Only when named in STEPS.
 #   python     the Python package from .gpu/python (scripts/gpu_python_bundle.sh: the module for
 #              CPython's stable ABI, 3.12+, and pytest's wheels) on the host's python3 with its
 #              PyTorch, CuPy and OpenCV: the pytest suites with CORRTRACK_REQUIRE_GPU=1 (a GPU
@@ -126,6 +132,7 @@ T_SOAK="${T_SOAK:-300}"
 T_BENCH="${T_BENCH:-170}"
 T_NVDEC="${T_NVDEC:-60}"
 T_E2E="${T_E2E:-150}"
+T_CROWD="${T_CROWD:-150}"
 T_PYTHON="${T_PYTHON:-300}"
 T_EVAL="${T_EVAL:-120}"
 SANITIZER_GTEST_FILTER="${SANITIZER_GTEST_FILTER:-*KernelSweep*cuda_*}"
@@ -140,8 +147,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|python|eval) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|crowd|python|eval) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd python eval)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -167,7 +174,7 @@ publish() {  # copy the results to $OUT (at most 8 files come back from the devi
   [ -n "$final" ] || return 0
   local f
   cp -f "$out/summary.txt" "$final/summary.txt"
-  for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json; do
+  for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json crowd.txt; do
     [ -f "$out/$f" ] && cp -f "$out/$f" "$final/$f"
   done
   tar -C "$out" -czf "$final/gpu_check.tar.gz.tmp" . 2>/dev/null && mv -f "$final/gpu_check.tar.gz.tmp" "$final/gpu_check.tar.gz"
@@ -239,7 +246,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval; then
+if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd python eval; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -469,6 +476,18 @@ if want e2e; then
   rc=$?
   rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
   record e2e "$(status_of $rc)" $((SECONDS - t0)) "e2e.txt, e2e.log"
+fi
+
+# crowd: 1024 targets in both layouts, and the issue's track command (scripts/bench/crowd.sh)
+if want crowd; then
+  t0=$SECONDS
+  timeout -k 5 "$(limit_of "$T_CROWD")" env LD_LIBRARY_PATH="$lib_path" \
+    bash "$repo/scripts/bench/crowd.sh" "$build/app/corrtrack" "$ffprefix/bin/ffmpeg" "$out" >"$out/crowd.log" 2>&1
+  rc=$?
+  # "1024 tracking fps: testsrc grid N, testsrc crowded N, pan grid N, pan crowded N"
+  fps="$(awk '/^== bench/ {c = $4; l = $8} /^crowd-/ && $3 == 1024 {printf "%s%s %s %s", sep, c, l, $5; sep = ", "}' \
+    "$out/crowd.txt" 2>/dev/null)"
+  record crowd "$(status_of $rc)${fps:+: 1024 tracking fps: $fps}" $((SECONDS - t0)) "crowd.txt, crowd.log"
 fi
 
 # python: the Python package on the host's Python, GPU cases required

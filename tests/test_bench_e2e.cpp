@@ -146,7 +146,9 @@ TEST_F(BenchE2e, TargetsAndStreamsComeFromOneCommand) {
         ASSERT_EQ(c["streams"].size(), 2u);
         EXPECT_NE(c["streams"][0]["unavailable"].get<std::string>().find("the same as sw"), std::string::npos);
     }
-    EXPECT_NE(r.out.find("\ntargets: N boxes of 40x40"), std::string::npos) << r.out;
+    EXPECT_EQ((*t)["layout"], "grid");
+    EXPECT_EQ(doc["target_layout"], "grid");
+    EXPECT_NE(r.out.find("\ntargets (layout grid): N boxes of 40x40"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\nstreams: N copies"), std::string::npos) << r.out;
 }
 
@@ -186,6 +188,102 @@ TEST_F(BenchE2e, ScaleOptionsNeedAClipAndSaneValues) {
         run_cli("bench --e2e " + clip() + " --e2e-repeats 1 --targets 1 --target-size 400x40", d());
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("do not fit a 320x240 frame"), std::string::npos) << r.err;
+}
+
+// --layout crowded: the issue's pattern from the top-left (5 columns fit 320 px), its name in
+// the header, the JSON and every row, and the lost and re-detection counts of the pass.
+TEST_F(BenchE2e, CrowdedLayoutIsNamedAndCountsLostTargets) {
+    test::CliResult r;
+    const auto doc = bench("--targets 4 --layout crowded --e2e-decode sw", &r);
+    EXPECT_EQ(doc["target_layout"], "crowded");
+    const nlohmann::json* t = row(doc["clips"][0]["targets"], "sw");
+    ASSERT_TRUE(t) << doc.dump();
+    EXPECT_EQ((*t)["layout"], "crowded");
+    EXPECT_EQ((*t)["targets"], 4);
+    EXPECT_EQ((*t)["grid"], nlohmann::json::array({5, 1}));
+    const long lost = (*t)["lost_target_frames"].get<long>();
+    EXPECT_GE(lost, 0);
+    EXPECT_LE(lost, 4 * 30);
+    EXPECT_LE((*t)["lost_on_last_frame"].get<int>(), 4);
+    EXPECT_LE((*t)["most_redetecting_in_a_frame"].get<int>(), 4);
+    EXPECT_GE((*t)["redetect_target_frames"].get<long>(), 0);
+    EXPECT_NE(r.out.find("\ntargets (layout crowded): N boxes of 40x40, 32 a row from (8,8), 58 px apart across and "
+                         "32 down (overlapping by 8 px)"),
+              std::string::npos)
+        << r.out;
+    const test::CliResult bad = run_cli("bench --e2e " + clip() + " --targets 4 --layout diagonal", d());
+    EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+    EXPECT_NE(bad.err.find("--layout"), std::string::npos) << bad.err;
+}
+
+// The crowded layout of issue 30 on a textured 1080p frame: 1024 boxes of 40x40 in 32 rows of
+// 32, 58 px apart across, 32 down: each box overlaps the one below by 8 px.
+TEST(TargetGrid, CrowdedLayoutPacksTheIssuesBoxes) {
+    const int w = 1920, h = 1080;
+    std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h);
+    for (std::size_t i = 0; i < luma.size(); ++i) luma[i] = static_cast<std::uint8_t>(i * 7919 % 251);
+    EXPECT_EQ(crowd_pitch(40, 40).across, 58);
+    EXPECT_EQ(crowd_pitch(40, 40).down, 32);
+    const TargetGrid g = crowd_targets(luma.data(), w, h, 40, 40, 1024);
+    ASSERT_EQ(g.boxes.size(), 1024u);
+    EXPECT_EQ(g.cols, 32);
+    EXPECT_EQ(g.rows, 32);
+    EXPECT_EQ(g.textured, 1024);
+    for (int k = 0; k < 1024; ++k) {
+        const BoxF& b = g.boxes[k];
+        EXPECT_EQ(b.x, 8 + 58 * (k % 32)) << k;
+        EXPECT_EQ(b.y, 8 + 32 * (k / 32)) << k;
+        EXPECT_EQ(b.width, 40);
+        EXPECT_EQ(b.height, 40);
+    }
+    EXPECT_EQ(g.boxes[1023].x + 40, 1846);
+    EXPECT_EQ(g.boxes[1023].y + 40, 1040);
+    EXPECT_EQ(g.boxes[0].y + g.boxes[0].height - g.boxes[32].y, 8) << "8 px of overlap down";
+    EXPECT_EQ(g.boxes[1].x - (g.boxes[0].x + g.boxes[0].width), 18) << "18 px apart across";
+    // The same call through --layout's switch.
+    EXPECT_EQ(layout_targets(TargetLayout::kCrowded, luma.data(), w, h, 40, 40, 1024).boxes.size(), 1024u);
+    TargetLayout parsed = TargetLayout::kGrid;
+    EXPECT_TRUE(parse_target_layout("crowded", &parsed));
+    EXPECT_EQ(parsed, TargetLayout::kCrowded);
+    EXPECT_STREQ(to_string(parsed), "crowded");
+    EXPECT_FALSE(parse_target_layout("Crowded", &parsed));
+}
+
+// A narrower frame takes fewer columns; past one layer the next starts half a pitch right and
+// down; flat positions are skipped; nothing when no box fits.
+TEST(TargetGrid, CrowdedLayoutFitsAnyFrame) {
+    const int w = 640, h = 360;
+    std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h);
+    for (std::size_t i = 0; i < luma.size(); ++i) luma[i] = static_cast<std::uint8_t>(i * 7919 % 251);
+    // (640 - 8 - 40) / 58 + 1 = 11 columns, (360 - 8 - 40) / 32 + 1 = 10 rows.
+    const TargetGrid g = crowd_targets(luma.data(), w, h, 40, 40, 150);
+    ASSERT_EQ(g.boxes.size(), 150u);
+    EXPECT_EQ(g.cols, 11);
+    EXPECT_EQ(g.rows, 10);
+    EXPECT_EQ(g.boxes[11].x, 8);
+    EXPECT_EQ(g.boxes[11].y, 40);
+    EXPECT_EQ(g.boxes[109].x, 8 + 58 * 10);
+    EXPECT_EQ(g.boxes[109].y, 8 + 32 * 9);
+    EXPECT_EQ(g.boxes[110].x, 8 + 29) << "the second layer";
+    EXPECT_EQ(g.boxes[110].y, 8 + 16);
+    for (const BoxF& b : g.boxes) {
+        EXPECT_GE(b.x, 0);
+        EXPECT_GE(b.y, 0);
+        EXPECT_LE(b.x + b.width, w);
+        EXPECT_LE(b.y + b.height, h);
+    }
+    // The left 300 columns flat: the first positions there are skipped.
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < 300; ++x) luma[static_cast<std::size_t>(y) * w + x] = 77;
+    const TargetGrid f = crowd_targets(luma.data(), w, h, 40, 40, 3);
+    ASSERT_EQ(f.boxes.size(), 3u);
+    EXPECT_EQ(f.boxes[0].x, 8 + 58 * 5) << "the first box clear of the flat part";
+    EXPECT_EQ(f.boxes[0].y, 8);
+    for (double sd : f.std_dev) EXPECT_GE(sd, kFlatStdDev);
+    EXPECT_TRUE(crowd_targets(luma.data(), w, h, 700, 40, 1).boxes.empty()) << "wider than the frame";
+    EXPECT_TRUE(crowd_targets(luma.data(), w, h, 40, 40, 0).boxes.empty());
+    const std::vector<std::uint8_t> flat(static_cast<std::size_t>(w) * h, 90);
+    EXPECT_TRUE(crowd_targets(flat.data(), w, h, 40, 40, 5).boxes.empty()) << "nothing but flat grey";
 }
 
 // A flat grey frame with two textured squares: each cell's box lands on its square.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 
 #include "app/track/gradient.h"
 #include "app/track/pyramid.h"
@@ -209,6 +210,47 @@ TEST(Policy, CpuRedetectionKeepsItsBudget) {
     EXPECT_LT(found, 60);
     std::printf("re-detection under a 20000-position budget: found after %d frames, at most %ld positions a frame\n",
                 found - 10, most);
+}
+
+// With the budget left to the backend, at most 8 lost targets re-detect a frame, in turn (a
+// crowd of lost targets would each search the whole frame on the GPU); with a budget set, all.
+TEST(MultiTracker, ManyLostTargetsReDetectInTurn) {
+    const int w = 320, h = 240;
+    auto noise = [&](unsigned seed) {
+        std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h);
+        std::mt19937 rng(seed);
+        for (auto& p : luma) p = static_cast<std::uint8_t>(rng() & 255);
+        return luma;
+    };
+    const ImageView frame{nullptr, w, h, static_cast<std::size_t>(w), MemorySpace::kHost};
+    auto run = [&](int budget) {
+        TrackerOptions o = cpu_options();
+        o.redetect_budget = budget;
+        MultiTracker tracker(o);
+        std::vector<std::uint8_t> luma = noise(1);
+        ImageView v = frame;
+        v.data = luma.data();
+        std::string error;
+        for (int k = 0; k < 12; ++k)  // 4 x 3 boxes of 16x16
+            EXPECT_GE(tracker.add_target(v, {20.0 + 70 * (k % 4), 20.0 + 70 * (k / 4), 16, 16}, &error), 0) << error;
+        std::vector<std::vector<int>> redetected;  // per frame, the ids that re-detected
+        for (unsigned f = 0; f < 3; ++f) {
+            luma = noise(100 + f);  // nothing of the targets is left: every one is lost
+            v.data = luma.data();
+            redetected.emplace_back();
+            for (const TrackResult& r : tracker.update(v)) {
+                EXPECT_TRUE(r.lost) << "target " << r.id << ", frame " << f;
+                if (r.redetected) redetected.back().push_back(r.id);
+            }
+        }
+        return redetected;
+    };
+    const std::vector<std::vector<int>> turns = run(-1);
+    ASSERT_EQ(turns.size(), 3u);
+    EXPECT_EQ(turns[0], (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+    EXPECT_EQ(turns[1], (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
+    EXPECT_EQ(turns[2], (std::vector<int>{4, 5, 6, 7, 8, 9, 10, 11}));
+    for (const std::vector<int>& ids : run(30000)) EXPECT_EQ(ids.size(), 12u) << "a set budget: every lost target";
 }
 
 TEST(MultiTracker, IdsAreStableAndResultsCarryThem) {

@@ -39,6 +39,10 @@ struct Pass {
     std::vector<std::pair<double, double>> centres;  // target 0, per frame
     std::vector<double> fps_runs;
     int launches = 0;  // correlation launches on the last frame
+    // Crowding's cost shows here: lost targets re-detect (GPU: over the whole frame).
+    long lost_target_frames = 0, redetect_target_frames = 0;
+    int lost_last = 0;      // targets lost on the last frame
+    int redetect_peak = 0;  // most targets re-detecting in one frame
 };
 
 Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std::vector<BoxF>& boxes_in,
@@ -76,6 +80,15 @@ Pass run_pass(const std::string& clip, DecodeMode decode, bool track, const std:
         if (track && !results.empty()) {
             p.stages.add(results[0].times);
             p.centres.emplace_back(results[0].sub_cx, results[0].sub_cy);
+            int lost = 0, redetect = 0;
+            for (const TrackResult& r : results) {
+                lost += r.lost;
+                redetect += r.redetected;
+            }
+            p.lost_target_frames += lost;
+            p.redetect_target_frames += redetect;
+            p.lost_last = lost;
+            p.redetect_peak = std::max(p.redetect_peak, redetect);
         }
         return true;
     };
@@ -118,12 +131,22 @@ bool wanted(const E2eOptions& o, DecodeMode mode) {
 }
 
 void print_targets_header(const E2eOptions& o) {
-    std::printf(
-        "\ntargets: N boxes of %dx%d on a grid, each where its cell's first frame has the most texture; one "
-        "tracker pass per frame\n",
-        o.target_size.width, o.target_size.height);
-    std::printf("%-22s %-6s %7s %7s %12s %12s %14s %17s %9s %s\n", "clip", "decode", "targets", "frames",
-                "tracking fps", "e2e fps", "correlate med", "latency med/p95", "textured", "grid");
+    if (o.layout == TargetLayout::kCrowded) {
+        const CrowdPitch p = crowd_pitch(o.target_size.width, o.target_size.height);
+        std::printf(
+            "\ntargets (layout crowded): N boxes of %dx%d, %d a row from (%d,%d), %d px apart across and %d down "
+            "(overlapping by %d px); one tracker pass per frame\n",
+            o.target_size.width, o.target_size.height, kCrowdColumns, kCrowdOrigin, kCrowdOrigin, p.across, p.down,
+            std::max(0, o.target_size.height - p.down));
+    } else {
+        std::printf(
+            "\ntargets (layout grid): N boxes of %dx%d on a grid, each where its cell's first frame has the most "
+            "texture; one tracker pass per frame\n",
+            o.target_size.width, o.target_size.height);
+    }
+    std::printf("%-22s %-6s %7s %7s %12s %12s %14s %17s %9s %-7s %s\n", "clip", "decode", "targets", "frames",
+                "tracking fps", "e2e fps", "correlate med", "latency med/p95", "textured", "grid",
+                "lost t-frames / at end / most re-detecting at once");
 }
 
 // One row per target count and decoder (sw, nvdec of o.decoders).
@@ -135,8 +158,8 @@ nlohmann::json targets_rows(const E2eClip& clip, const E2eOptions& o, const GpuC
         rows.push_back({{"decode", "nvdec"}, {"unavailable", clip.nvdec_note}});
     }
     for (const int n : o.targets) {
-        const TargetGrid grid = grid_targets(clip.first_luma.data(), clip.size.width, clip.size.height,
-                                             o.target_size.width, o.target_size.height, n);
+        const TargetGrid grid = layout_targets(o.layout, clip.first_luma.data(), clip.size.width, clip.size.height,
+                                               o.target_size.width, o.target_size.height, n);
         if (grid.boxes.empty()) {
             std::fprintf(stderr, "corrtrack bench --e2e: %s: %dx%d targets do not fit a %dx%d frame\n",
                          clip.path.c_str(), o.target_size.width, o.target_size.height, clip.size.width,
@@ -156,15 +179,19 @@ nlohmann::json targets_rows(const E2eClip& clip, const E2eOptions& o, const GpuC
                 continue;
             }
             char textured[32], cells[32];
-            std::snprintf(textured, sizeof textured, "%d/%d", grid.textured, n);
+            const int placed = static_cast<int>(grid.boxes.size());
+            std::snprintf(textured, sizeof textured, "%d/%d", grid.textured, placed);
             std::snprintf(cells, sizeof cells, "%dx%d", grid.cols, grid.rows);
             const double correlate = median(p.stages.correlate);
-            std::printf("%-22s %-6s %7d %7ld %12.1f %12.1f %11.3f ms %8.2f / %6.2f %9s %s\n", clip.name.c_str(),
-                        p.decode_mode.c_str(), n, p.frames, p.tracking_fps, p.fps, correlate, p.latency_median,
-                        p.latency_p95, textured, cells);
+            std::printf("%-22s %-6s %7d %7ld %12.1f %12.1f %11.3f ms %8.2f / %6.2f %9s %-7s %ld / %d / %d\n",
+                        clip.name.c_str(), p.decode_mode.c_str(), placed, p.frames, p.tracking_fps, p.fps, correlate,
+                        p.latency_median, p.latency_p95, textured, cells, p.lost_target_frames, p.lost_last,
+                        p.redetect_peak);
             std::fflush(stdout);
             rows.push_back({{"decode", p.decode_mode},
-                            {"targets", n},
+                            {"layout", to_string(o.layout)},
+                            {"targets", placed},
+                            {"targets_asked", n},
                             {"target_size", {o.target_size.width, o.target_size.height}},
                             {"grid", {grid.cols, grid.rows}},
                             {"textured", grid.textured},
@@ -176,7 +203,11 @@ nlohmann::json targets_rows(const E2eClip& clip, const E2eOptions& o, const GpuC
                             {"correlate_median_ms", correlate},
                             {"latency_ms", {{"median", p.latency_median}, {"p95", p.latency_p95}}},
                             {"stages", stage_json(p.stages)},
-                            {"correlation_launches_per_frame", p.launches}});
+                            {"correlation_launches_per_frame", p.launches},
+                            {"lost_target_frames", p.lost_target_frames},
+                            {"lost_on_last_frame", p.lost_last},
+                            {"redetect_target_frames", p.redetect_target_frames},
+                            {"most_redetecting_in_a_frame", p.redetect_peak}});
         }
     }
     return rows;
@@ -205,6 +236,7 @@ int run_e2e_bench(const E2eOptions& o) {
                           {"decoders", nlohmann::json::array()},
                           {"target_counts", o.targets},
                           {"target_size", {o.target_size.width, o.target_size.height}},
+                          {"target_layout", to_string(o.layout)},
                           {"stream_counts", o.streams},
                           {"realtime", o.realtime},
                           {"nvdec_streams", o.nvdec_streams},

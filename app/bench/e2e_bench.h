@@ -1,6 +1,6 @@
 // `corrtrack bench --e2e CLIP[,CLIP]`: the whole pipeline (decode thread, pinned slots, copy,
 // track) timed end to end, software decode and NVDEC, each against decoding alone; with
-// --targets, many targets on a grid (e2e_bench.cpp); with --streams, many copies of the clip in
+// --targets, many targets on a grid or crowded (--layout; e2e_bench.cpp); with --streams, many copies of the clip in
 // one process against N decode-only sessions (e2e_streams.cpp).
 // Thread rules: runs on the main thread; each pass builds and tears down its own pipeline
 // (--streams passes start a thread per stream, as `corrtrack track` does).
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/bench/target_grid.h"
 #include "app/cli/nvdec_share.h"
 #include "app/io/frame_source.h"
 #include "app/track/types.h"
@@ -26,6 +27,7 @@ struct E2eOptions {
     std::vector<DecodeMode> decoders = {DecodeMode::kSoftware, DecodeMode::kNvdec, DecodeMode::kAuto};
     std::vector<int> targets;                   // --targets: one pass per count, that many boxes on a grid
     Size target_size{40, 40};                   // --target-size
+    TargetLayout layout = TargetLayout::kGrid;  // --layout: where the --targets boxes go
     std::vector<int> streams;                   // --streams: one pass per count, that many copies of the clip
     bool realtime = false;                      // --realtime: --streams passes paced at the clip's timestamps
     int nvdec_streams = kDefaultNvdecStreams;   // --nvdec-streams, for --streams with auto

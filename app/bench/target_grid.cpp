@@ -113,4 +113,60 @@ TargetGrid grid_targets(const std::uint8_t* luma, int width, int height, int box
     return g;
 }
 
+const char* to_string(TargetLayout layout) { return layout == TargetLayout::kCrowded ? "crowded" : "grid"; }
+
+bool parse_target_layout(const std::string& text, TargetLayout* out) {
+    if (text == "grid")
+        *out = TargetLayout::kGrid;
+    else if (text == "crowded")
+        *out = TargetLayout::kCrowded;
+    else
+        return false;
+    return true;
+}
+
+CrowdPitch crowd_pitch(int box_w, int box_h) {
+    return {std::max(1, static_cast<int>(std::lround(box_w * 1.45))), std::max(1, box_h - box_h / 5)};
+}
+
+TargetGrid crowd_targets(const std::uint8_t* luma, int width, int height, int box_w, int box_h, int n) {
+    TargetGrid g;
+    if (n < 1 || box_w < 1 || box_h < 1 || box_w > width || box_h > height) return g;
+    const Integrals ii(luma, width, height);
+    const CrowdPitch p = crowd_pitch(box_w, box_h);
+    // The origin moves towards the corner where the frame is too small for it.
+    const int x0 = std::min(kCrowdOrigin, width - box_w), y0 = std::min(kCrowdOrigin, height - box_h);
+    const int cols = std::min(kCrowdColumns, (width - x0 - box_w) / p.across + 1);
+    const int rows = (height - y0 - box_h) / p.down + 1;
+    g.cols = cols;
+    // Layers shifted by half a pitch; after those of one shift, the pattern starts again (the
+    // boxes then repeat, only where n exceeds every position with texture).
+    const int layers = (p.across > 1 || p.down > 1) ? 2 : 1;
+    for (int pass = 0; static_cast<int>(g.boxes.size()) < n && pass < 64; ++pass) {
+        const int layer = pass % layers;
+        const int lx = x0 + layer * (p.across / 2), ly = y0 + layer * (p.down / 2);
+        const int before = static_cast<int>(g.boxes.size());
+        for (int r = 0; r < rows && static_cast<int>(g.boxes.size()) < n; ++r)
+            for (int c = 0; c < cols && static_cast<int>(g.boxes.size()) < n; ++c) {
+                const int x = lx + c * p.across, y = ly + r * p.down;
+                if (x + box_w > width || y + box_h > height) continue;
+                const double sd = ii.std_dev(x, y, box_w, box_h);
+                if (sd < kFlatStdDev) continue;
+                if (pass == 0) g.rows = r + 1;
+                g.boxes.push_back({static_cast<double>(x), static_cast<double>(y), static_cast<double>(box_w),
+                                   static_cast<double>(box_h)});
+                g.std_dev.push_back(sd);
+                if (sd >= kTexturedStdDev) ++g.textured;
+            }
+        if (pass + 1 >= layers && static_cast<int>(g.boxes.size()) == before) break;  // nothing textured left
+    }
+    return g;
+}
+
+TargetGrid layout_targets(TargetLayout layout, const std::uint8_t* luma, int width, int height, int box_w, int box_h,
+                          int n) {
+    return layout == TargetLayout::kCrowded ? crowd_targets(luma, width, height, box_w, box_h, n)
+                                            : grid_targets(luma, width, height, box_w, box_h, n);
+}
+
 }  // namespace corrtrack

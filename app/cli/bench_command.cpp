@@ -111,6 +111,13 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
     auto target_size = std::make_shared<std::string>("40x40");
     cmd->add_option("--target-size", *target_size, "e2e --targets box size, WIDTHxHEIGHT (or N for N x N)")
         ->capture_default_str();
+    auto layout = std::make_shared<std::string>("grid");
+    cmd->add_option("--layout", *layout,
+                    "e2e --targets layout: grid (one box a cell, on its most textured spot) or crowded (32 a row, "
+                    "1.45 box widths apart across, 0.8 box heights down: 40x40 boxes 58 px across and 32 down, "
+                    "each overlapping the next row by 8 px)")
+        ->check(CLI::IsMember({"grid", "crowded"}))
+        ->capture_default_str();
     cmd->add_option("--streams", e2e->streams,
                     "e2e: also track N copies of each clip in one process, for each N of a comma-separated list "
                     "(as `corrtrack track --input CLIP ...` runs them), against N decode-only sessions at once on the "
@@ -128,8 +135,9 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
                       "e2e --streams --realtime with auto: paced streams on NVDEC up to this many Mpixel/s, the "
                       "rest on the CPU (as `corrtrack track --nvdec-rate`)",
                       1.0, kMaxNvdecMpixPerS);
-    cmd->callback([o, e2e, decoders, target_counts, target_size, &outcome] {
+    cmd->callback([o, e2e, decoders, target_counts, target_size, layout, &outcome] {
         e2e->targets = *target_counts;
+        parse_target_layout(*layout, &e2e->layout);  // checked by IsMember
         if (e2e->clips.empty() && (!e2e->targets.empty() || !e2e->streams.empty() || e2e->realtime)) {
             std::fprintf(stderr,
                          "corrtrack bench: error: --targets, --streams and --realtime time the pipeline: give "

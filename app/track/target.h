@@ -55,6 +55,11 @@ public:
     void plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out);
     void take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request);
     bool wants_redetect() const { return redetect_; }
+    // A re-detection in progress: a candidate that must hold for a few frames.
+    bool has_lead() const { return has_lead_; }
+    // The tracker left this frame's re-detection out (a per-frame limit over many lost
+    // targets): the target settles on its local search alone and keeps its lead for later.
+    void skip_redetect() { redetect_ = false; }
     void plan_redetect(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out);
     void take_redetect(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request);
     // Position, scale and state for this frame. Appends the patches to learn from (the new

@@ -17,6 +17,11 @@ namespace corrtrack {
 // Re-detection positions per frame on the CPU when options leave it to the backend: about a
 // millisecond of cpu_fast on two cores; the GPU searches the whole frame every frame.
 constexpr int kCpuRedetectBudget = 30000;
+// With the budget left to the backend, at most this many lost targets re-detect per frame
+// (those following a lead first, then the others in turn): on the GPU each searches the whole
+// frame, a map of a million positions, so 1024 targets crowded at the frame's edges, lost
+// together, cost a hundred times a frame's tracking. The rest keep their local search.
+constexpr int kRedetectsPerFrame = 8;
 
 // What "auto" stands for is the registry's rule (resolve_kernel); here only which GPU counts.
 std::string resolve_kernel_name(const std::string& name) { return resolve_kernel(name, cuda_available()); }
@@ -56,9 +61,12 @@ struct MultiTracker::Impl {
     std::vector<TargetId> sample_owner;  // whose patch samples[i] is (applied next frame)
     std::vector<int> sample_kind;        // ... and what it is (Target::SampleKind)
     bool samples_pending = false;
-    int launches = 0;    // correlation launches of the last update
-    int replayed = 0;    // its searches that ran as one graph launch
-    long positions = 0;  // map positions searched by the last update
+    std::vector<std::size_t> redetects;  // targets that re-detect this frame
+    std::vector<char> chosen;            // choose_redetects' marks, per target
+    TargetId redetect_next = 0;          // the first id the next frame's turn starts at
+    int launches = 0;                    // correlation launches of the last update
+    int replayed = 0;                    // its searches that ran as one graph launch
+    long positions = 0;                  // map positions searched by the last update
 
     // Targets stay in id order (ids only grow, removal erases in place): a binary search, as
     // apply_pending() looks up every target each frame.
@@ -71,6 +79,38 @@ struct MultiTracker::Impl {
         active = o;
         if (active.redetect_budget < 0) active.redetect_budget = backend && backend->on_gpu() ? 0 : kCpuRedetectBudget;
         if (backend) backend->set_keep_maps(o.keep_maps, o.keep_device_maps);
+    }
+    // The targets that re-detect this frame, in target order: all that want to, or at most
+    // `limit` (0: no limit): those following a lead, then the others in turn from
+    // redetect_next on; the rest skip it this frame.
+    void choose_redetects(int limit) {
+        redetects.clear();
+        const std::size_t n = targets.size();
+        for (std::size_t i = 0; i < n; ++i)
+            if (targets[i]->wants_redetect()) redetects.push_back(i);
+        if (limit <= 0 || redetects.size() <= static_cast<std::size_t>(limit)) return;
+        chosen.assign(n, 0);
+        int taken = 0;
+        for (const std::size_t i : redetects)
+            if (taken < limit && targets[i]->has_lead()) chosen[i] = 1, ++taken;
+        const auto from = std::lower_bound(targets.begin(), targets.end(), redetect_next,
+                                           [](const std::unique_ptr<Target>& t, TargetId v) { return t->id() < v; });
+        const std::size_t start = static_cast<std::size_t>(from - targets.begin());
+        for (std::size_t k = 0; k < n && taken < limit; ++k) {
+            const std::size_t i = (start + k) % n;
+            if (chosen[i] || !targets[i]->wants_redetect()) continue;
+            chosen[i] = 1;
+            ++taken;
+            redetect_next = targets[i]->id() + 1;
+        }
+        redetects.clear();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!targets[i]->wants_redetect()) continue;
+            if (chosen[i])
+                redetects.push_back(i);
+            else
+                targets[i]->skip_redetect();
+        }
     }
     // The patches sampled at the end of the last frame (GPU: long arrived by now).
     void apply_pending() {
@@ -248,9 +288,9 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
         m.targets[i]->take_track(o, m.hits.data() + m.first[i], m.first[i]);
 
     // Pass 1: re-detection for the targets that lost their match.
+    m.choose_redetects(options_.redetect_budget < 0 ? kRedetectsPerFrame : 0);
     m.requests.clear();
-    for (std::size_t i = 0; i < m.targets.size(); ++i) {
-        if (!m.targets[i]->wants_redetect()) continue;
+    for (const std::size_t i : m.redetects) {
         m.first[i] = m.requests.size();
         m.targets[i]->plan_redetect(o, fs, m.requests);
     }
@@ -259,8 +299,7 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
         m.launches += m.backend->launches();
         m.replayed += m.backend->replayed();
         m.positions += m.backend->positions();
-        for (std::size_t i = 0; i < m.targets.size(); ++i)
-            if (m.targets[i]->wants_redetect()) m.targets[i]->take_redetect(o, m.hits.data() + m.first[i], m.first[i]);
+        for (const std::size_t i : m.redetects) m.targets[i]->take_redetect(o, m.hits.data() + m.first[i], m.first[i]);
     }
 
     // Settle; the patches to learn from are sampled now and learnt at the next frame.
