@@ -23,8 +23,11 @@ void match_source_to_tracker(SourceOptions& so, const MultiTracker& tracker, Dec
     so.decode = decode == DecodeMode::kAuto && !tracker.on_gpu() ? DecodeMode::kSoftware : decode;
     so.cuda_stream = tracker.stream();
     so.want_host_luma = !tracker.on_gpu();
-    // The CPU path's colour cue reads the decoder's chroma planes (Frame::yuv, no RGB).
-    so.want_yuv = so.want_yuv || (!tracker.on_gpu() && tracker.options().colour > 0);
+    // The colour cue reads the decoder's chroma planes (Frame::yuv, no RGB) on the host: on
+    // the CPU path, and on the GPU path where frames are decoded in software (an NVDEC frame
+    // stays on the device, and there the cue steps aside).
+    so.want_yuv =
+        so.want_yuv || (tracker.options().colour > 0 && (!tracker.on_gpu() || so.decode == DecodeMode::kSoftware));
     so.held_frames = slots + 2;
 }
 
@@ -161,7 +164,10 @@ ImageView FrameSession::host_luma_of(const Frame& f, bool* ready) {
 }
 
 FrameView FrameSession::tracker_view(SessionFrame& f) {
-    if (tracker_.on_gpu() && f.device_slot >= 0) return uploader_->device_view(f.device_slot, tracker_.stream());
+    if (tracker_.on_gpu() && f.device_slot >= 0) {  // the device copy, with the host planes while held
+        const ImageView device = uploader_->device_view(f.device_slot, tracker_.stream());
+        return f.frame ? f.frame->frame_view().with_device_luma(device) : FrameView(device);
+    }
     if (!tracker_.on_gpu() && f.frame->has_host_luma()) return f.frame->frame_view();
     if (f.frame == current_.frame) return luma(tracker_.on_gpu());
     const Frame& fr = *f.frame;

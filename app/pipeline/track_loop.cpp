@@ -24,8 +24,8 @@ int run_track_loop(FrameSession& session, const std::vector<BoxF>& boxes, const 
 
     auto recycle_copied = [&] {
         // A slot goes back to the decoder as soon as its copy event has fired, unless the
-        // callback still needs the host frame.
-        if (o.need_host_frame) return;
+        // callback still needs the host frame, or the tracker's colour cue reads its chroma.
+        if (o.need_host_frame || tracker.options().colour > 0) return;
         for (SessionFrame& p : pending)
             if (p.frame && session.copied(p)) session.release(p);
     };
