@@ -29,6 +29,13 @@
 #   e2e        corrtrack bench --e2e on 1080p and 4K H.264 clips made here (testsrc2, x264
 #              veryfast): decode-only vs decode+track, software and NVDEC; e2e.txt, e2e.json
 #              (extra flags in E2E_ARGS; limit T_E2E, 150 s)
+#   first      a run's first second (issue 30): the e2e step's 1080p clip, `bench --e2e --targets
+#              256 --targets-only` on NVDEC, each a fresh process: cold (an empty CORRTRACK_CACHE_DIR),
+#              warm (the cache the cold run wrote), the old behaviour for comparison
+#              (CORRTRACK_AUTO_TIMING=sync --no-cache) and cold with CUDA_MODULE_LOADING=EAGER,
+#              all with CORRTRACK_TRACE_START=1; the
+#              first-100-frame p50/p95/max, the steady state and the trace of one-time costs in
+#              first.txt (limit T_FIRST, 120 s). Only when named in STEPS.
 #   python     the Python package from .gpu/python (scripts/gpu_python_bundle.sh: the module for
 #              CPython's stable ABI, 3.12+, and pytest's wheels) on the host's python3 with its
 #              PyTorch, CuPy and OpenCV: the pytest suites with CORRTRACK_REQUIRE_GPU=1 (a GPU
@@ -139,8 +146,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|python|eval) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|first|python|eval) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e first python eval)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -166,7 +173,7 @@ publish() {  # copy the results to $OUT (at most 8 files come back from the devi
   [ -n "$final" ] || return 0
   local f
   cp -f "$out/summary.txt" "$final/summary.txt"
-  for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json; do
+  for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json first.txt; do
     [ -f "$out/$f" ] && cp -f "$out/$f" "$final/$f"
   done
   tar -C "$out" -czf "$final/gpu_check.tar.gz.tmp" . 2>/dev/null && mv -f "$final/gpu_check.tar.gz.tmp" "$final/gpu_check.tar.gz"
@@ -238,7 +245,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval; then
+if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e first python eval; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -450,6 +457,12 @@ EOF
   record nvdec "$(status_of $rc)${fps:+: $fps}" $((SECONDS - t0)) nvdec.txt
 fi
 
+# The e2e clips: testsrc2 through x264 veryfast. make_clip SIZE SECONDS FILE
+make_clip() {
+  "$ffprefix/bin/ffmpeg" -nostdin -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=$1:rate=30:duration=$2" \
+    -c:v libx264 -preset veryfast -pix_fmt yuv420p "$3"
+}
+
 # e2e: the whole pipeline (decode thread, pinned slots or NVDEC surfaces, copy, track) on
 # 1080p and 4K H.264 clips made here, software decode and NVDEC, each against decoding alone.
 if want e2e; then
@@ -457,8 +470,7 @@ if want e2e; then
   lim="$(limit_of "$T_E2E")"
   ff="$ffprefix/bin/ffmpeg"
   {
-    "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
-      -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-1080p.mp4" &&
+    make_clip 1920x1080 20 "$out/e2e-1080p.mp4" &&
     "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=3840x2160:rate=30:duration=10 \
       -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-4k.mp4"
   } >"$out/e2e.log" 2>&1
@@ -468,6 +480,39 @@ if want e2e; then
   rc=$?
   rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
   record e2e "$(status_of $rc)" $((SECONDS - t0)) "e2e.txt, e2e.log"
+fi
+
+# first: the first frames of a 256-target run, cold and warm (issue 30). Each run is its own
+# process, so that nothing of an earlier pass warms it; the lines to read are the
+# "first 100 frames" ones and the trace's one-time costs.
+if want first; then
+  t0=$SECONDS
+  lim="$(limit_of "${T_FIRST:-120}")"
+  clip="$out/first-1080p.mp4"
+  cache="$out/first-cache"
+  rm -rf "$cache" "$cache-eager"
+  make_clip 1920x1080 20 "$clip" >"$out/first.log" 2>&1
+  st=PASS; line=""
+  : >"$out/first.txt"
+  for run in cold warm sync-nocache eager-cold; do
+    extra=(); envs=(CORRTRACK_CACHE_DIR="$cache" CORRTRACK_TRACE_START=1)
+    [ "$run" = sync-nocache ] && { extra=(--no-cache); envs+=(CORRTRACK_AUTO_TIMING=sync); }
+    # Every module loaded at context creation instead of at a kernel's first launch.
+    [ "$run" = eager-cold ] && envs=(CORRTRACK_CACHE_DIR="$cache-eager" CORRTRACK_TRACE_START=1 CUDA_MODULE_LOADING=EAGER)
+    {
+      echo "=== $run: ${envs[*]} corrtrack bench --e2e first-1080p.mp4 --targets 256 --targets-only ${extra[*]}"
+      timeout -k 5 "$(limit_of $((lim / 4)))" env LD_LIBRARY_PATH="$lib_path" "${envs[@]}" "$build/app/corrtrack" bench \
+        --e2e "$clip" --targets 256 --targets-only --e2e-decode nvdec --e2e-repeats 1 "${extra[@]}" \
+        --json "$out/first-$run.json" 2>&1
+      echo "=== $run: exit $?"
+    } >>"$out/first.txt"
+    grep -q "=== $run: exit 0" "$out/first.txt" || st="FAIL ($run: see first.txt)"
+    p95="$(grep -oE 'first 100 frames: p50 / p95 / max [0-9.]+ / [0-9.]+' "$out/first.txt" | tail -1 | awk '{print $NF}')"
+    line="$line $run first-100 p95 ${p95:-?} ms;"
+  done
+  ls -l "$cache" >>"$out/first.txt" 2>&1
+  rm -f "$clip"
+  record first "$st:$line" $((SECONDS - t0)) "first.txt, first-*.json"
 fi
 
 # python: the Python package on the host's Python, GPU cases required
