@@ -86,7 +86,6 @@ void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     // Ranges: tracker_option_ranges() (app/track/options.cpp), which validate() checks too.
     cmd.add_option("--kernel,-k", o.kernel, "correlation kernel (see `corrtrack kernels`); auto = fastest here")
         ->capture_default_str();
-    add_no_cache_option(cmd);
     cmd.add_option_function<std::string>(
         "--update",
         [&o](const std::string& s) {

@@ -26,7 +26,7 @@ void destroy_stream(Stream s) {
 
 GpuContext::GpuContext(GpuUse use) {
     if (use == GpuUse::kNone) return;
-    StartTraceScope trace("gpu context (CUDA init)");
+    StartTraceScope trace("gpu context (CUDA init)", "no CUDA GPU");
     if (!cuda_available()) return;
     int ordinal = 0;
     CORRTRACK_CUDA(cudaGetDevice(&ordinal));

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "corrtrack/cuda_util.h"
 #include "cpu/cpu_kernels.h"
 #include "cuda/cuda_kernels.h"
 #include "tests/support/random_image.h"
@@ -43,6 +44,22 @@ TEST(BoundedCaches, FftPlansStayBoundedAndExact) {
         EXPECT_LE(FftNumerator::cached_plans(), kFftPlanCacheSize);
     }
     EXPECT_GE(FftNumerator::plans_created() - created_before, 40u);
+}
+
+// Buffers that grow() (the GPU search's atlas and maps, template stacks) reallocate a few
+// times as their size creeps up one step at a time, not at every new maximum.
+TEST(BoundedCaches, BuffersGrowWithHeadroom) {
+    EXPECT_EQ(grown_capacity(100, 0), 125u);      // a quarter more at first
+    EXPECT_EQ(grown_capacity(126, 125), 250u);    // twice after
+    EXPECT_EQ(grown_capacity(1000, 125), 1250u);  // or what is asked, with its quarter
+    std::size_t capacity = 0;
+    int reallocations = 0;
+    for (std::size_t size = 1000; size <= 256000; size += 1000)  // a target added at a time
+        if (size > capacity) {
+            capacity = grown_capacity(size, capacity);
+            ++reallocations;
+        }
+    EXPECT_LE(reallocations, 9);  // log2(256) + 1, not 256
 }
 
 // A frame uploaded to the device and room for a float map of the same size (auto's tests).
