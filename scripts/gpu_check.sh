@@ -29,13 +29,10 @@
 #   e2e        corrtrack bench --e2e on 1080p and 4K H.264 clips made here (testsrc2, x264
 #              veryfast): decode-only vs decode+track, software and NVDEC; e2e.txt, e2e.json
 #              (extra flags in E2E_ARGS; limit T_E2E, 150 s)
-#   first      a run's first second (issue 30): the e2e step's 1080p clip, `bench --e2e --targets
-#              256 --targets-only` on NVDEC, each a fresh process: cold (an empty CORRTRACK_CACHE_DIR),
-#              warm (the cache the cold run wrote), the old behaviour for comparison
-#              (CORRTRACK_AUTO_TIMING=sync --no-cache) and cold with CUDA_MODULE_LOADING=EAGER,
-#              all with CORRTRACK_TRACE_START=1; the
-#              first-100-frame p50/p95/max, the steady state and the trace of one-time costs in
-#              first.txt (limit T_FIRST, 120 s). Only when named in STEPS.
+#   first      a run's first frames: `bench --e2e --targets 256 --targets-only` on the 1080p clip,
+#              NVDEC, traced (CORRTRACK_TRACE_START=1), 4 processes: cold, warm (its cache), the old
+#              sync round without cache, cold with CUDA_MODULE_LOADING=EAGER; first.txt (limit
+#              T_FIRST, 120 s). Only when named in STEPS.
 #   python     the Python package from .gpu/python (scripts/gpu_python_bundle.sh: the module for
 #              CPython's stable ABI, 3.12+, and pytest's wheels) on the host's python3 with its
 #              PyTorch, CuPy and OpenCV: the pytest suites with CORRTRACK_REQUIRE_GPU=1 (a GPU
@@ -482,9 +479,8 @@ if want e2e; then
   record e2e "$(status_of $rc)" $((SECONDS - t0)) "e2e.txt, e2e.log"
 fi
 
-# first: the first frames of a 256-target run, cold and warm (issue 30). Each run is its own
-# process, so that nothing of an earlier pass warms it; the lines to read are the
-# "first 100 frames" ones and the trace's one-time costs.
+# first: a 256-target run's first frames (issue 30), each run its own process; read the
+# "first 100 frames" lines and the trace's one-time costs.
 if want first; then
   t0=$SECONDS
   lim="$(limit_of "${T_FIRST:-120}")"
@@ -497,7 +493,6 @@ if want first; then
   for run in cold warm sync-nocache eager-cold; do
     extra=(); envs=(CORRTRACK_CACHE_DIR="$cache" CORRTRACK_TRACE_START=1)
     [ "$run" = sync-nocache ] && { extra=(--no-cache); envs+=(CORRTRACK_AUTO_TIMING=sync); }
-    # Every module loaded at context creation instead of at a kernel's first launch.
     [ "$run" = eager-cold ] && envs=(CORRTRACK_CACHE_DIR="$cache-eager" CORRTRACK_TRACE_START=1 CUDA_MODULE_LOADING=EAGER)
     {
       echo "=== $run: ${envs[*]} corrtrack bench --e2e first-1080p.mp4 --targets 256 --targets-only ${extra[*]}"
@@ -505,12 +500,14 @@ if want first; then
         --e2e "$clip" --targets 256 --targets-only --e2e-decode nvdec --e2e-repeats 1 "${extra[@]}" \
         --json "$out/first-$run.json" 2>&1
       echo "=== $run: exit $?"
-    } >>"$out/first.txt"
-    grep -q "=== $run: exit 0" "$out/first.txt" || st="FAIL ($run: see first.txt)"
-    p95="$(grep -oE 'first 100 frames: p50 / p95 / max [0-9.]+ / [0-9.]+' "$out/first.txt" | tail -1 | awk '{print $NF}')"
+    } >"$out/first-$run.txt"
+    cat "$out/first-$run.txt" >>"$out/first.txt"
+    grep -q "=== $run: exit 0" "$out/first-$run.txt" || st="FAIL ($run: see first.txt)"
+    p95="$(grep -oE 'first 100 frames: p50 / p95 / max [0-9.]+ / [0-9.]+' "$out/first-$run.txt" | awk '{print $NF}')"
+    [ -n "$p95" ] || st="FAIL ($run: no first-100 line, see first.txt)"
     line="$line $run first-100 p95 ${p95:-?} ms;"
   done
-  ls -l "$cache" >>"$out/first.txt" 2>&1
+  { echo "=== the cache the cold run wrote"; ls -l "$cache"; cat "$cache"/*.json; } >>"$out/first.txt" 2>&1
   rm -f "$clip"
   record first "$st:$line" $((SECONDS - t0)) "first.txt, first-*.json"
 fi
