@@ -11,7 +11,8 @@ set(corrtrack_public_headers_kernels
   kernels/include/corrtrack/cuda_util.h
   kernels/include/corrtrack/image.h
   kernels/include/corrtrack/ncc_math.h
-  kernels/include/corrtrack/peak.h)
+  kernels/include/corrtrack/peak.h
+  kernels/include/corrtrack/start_trace.h)
 # corrtrack::tracker: the single- and multi-target tracker, its options and result types, and
 # the GPU context it runs in.
 set(corrtrack_public_headers_tracker

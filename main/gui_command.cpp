@@ -150,6 +150,7 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
         ->capture_default_str();
     add_camera_options(*cmd, g.camera);
     add_tracker_options(*cmd, g.tracker);
+    add_no_cache_option(*cmd);
     cmd->callback([args, &outcome] { outcome.exit_code = run_gui_command(*args); });
 }
 

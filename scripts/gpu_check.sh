@@ -36,6 +36,10 @@
 #              with 1024 crowded boxes with and without the per-frame re-detection limit; fps,
 #              lost target-frames and the GPU search's host-time split in crowd.txt (limit
 #              T_CROWD, 150 s). Only when named in STEPS.
+#   first      a run's first frames: `bench --e2e --targets 256 --targets-only` on the 1080p clip,
+#              NVDEC, traced (CORRTRACK_TRACE_START=1), 4 processes: cold, warm (its cache), the old
+#              sync round without cache, cold with CUDA_MODULE_LOADING=EAGER; first.txt (limit
+#              T_FIRST, 120 s). Only when named in STEPS.
 #   python     the Python package from .gpu/python (scripts/gpu_python_bundle.sh: the module for
 #              CPython's stable ABI, 3.12+, and pytest's wheels) on the host's python3 with its
 #              PyTorch, CuPy and OpenCV: the pytest suites with CORRTRACK_REQUIRE_GPU=1 (a GPU
@@ -147,8 +151,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|crowd|python|eval) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd python eval)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|crowd|first|python|eval) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd first python eval)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -174,7 +178,7 @@ publish() {  # copy the results to $OUT (at most 8 files come back from the devi
   [ -n "$final" ] || return 0
   local f
   cp -f "$out/summary.txt" "$final/summary.txt"
-  for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json crowd.txt; do
+  for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json crowd.txt first.txt; do
     [ -f "$out/$f" ] && cp -f "$out/$f" "$final/$f"
   done
   tar -C "$out" -czf "$final/gpu_check.tar.gz.tmp" . 2>/dev/null && mv -f "$final/gpu_check.tar.gz.tmp" "$final/gpu_check.tar.gz"
@@ -246,7 +250,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd python eval; then
+if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd first python eval; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -458,6 +462,12 @@ EOF
   record nvdec "$(status_of $rc)${fps:+: $fps}" $((SECONDS - t0)) nvdec.txt
 fi
 
+# The e2e clips: testsrc2 through x264 veryfast. make_clip SIZE SECONDS FILE
+make_clip() {
+  "$ffprefix/bin/ffmpeg" -nostdin -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=$1:rate=30:duration=$2" \
+    -c:v libx264 -preset veryfast -pix_fmt yuv420p "$3"
+}
+
 # e2e: the whole pipeline (decode thread, pinned slots or NVDEC surfaces, copy, track) on
 # 1080p and 4K H.264 clips made here, software decode and NVDEC, each against decoding alone.
 if want e2e; then
@@ -465,8 +475,7 @@ if want e2e; then
   lim="$(limit_of "$T_E2E")"
   ff="$ffprefix/bin/ffmpeg"
   {
-    "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
-      -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-1080p.mp4" &&
+    make_clip 1920x1080 20 "$out/e2e-1080p.mp4" &&
     "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=3840x2160:rate=30:duration=10 \
       -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-4k.mp4"
   } >"$out/e2e.log" 2>&1
@@ -488,6 +497,39 @@ if want crowd; then
   fps="$(awk '/^== bench/ {c = $4; l = $8} /^crowd-/ && $3 == 1024 {printf "%s%s %s %s", sep, c, l, $5; sep = ", "}' \
     "$out/crowd.txt" 2>/dev/null)"
   record crowd "$(status_of $rc)${fps:+: 1024 tracking fps: $fps}" $((SECONDS - t0)) "crowd.txt, crowd.log"
+fi
+
+# first: a 256-target run's first frames (issue 30), each run its own process; read the
+# "first 100 frames" lines and the trace's one-time costs.
+if want first; then
+  t0=$SECONDS
+  lim="$(limit_of "${T_FIRST:-120}")"
+  clip="$out/first-1080p.mp4"
+  cache="$out/first-cache"
+  rm -rf "$cache" "$cache-eager"
+  make_clip 1920x1080 20 "$clip" >"$out/first.log" 2>&1
+  st=PASS; line=""
+  : >"$out/first.txt"
+  for run in cold warm sync-nocache eager-cold; do
+    extra=(); envs=(CORRTRACK_CACHE_DIR="$cache" CORRTRACK_TRACE_START=1)
+    [ "$run" = sync-nocache ] && { extra=(--no-cache); envs+=(CORRTRACK_AUTO_TIMING=sync); }
+    [ "$run" = eager-cold ] && envs=(CORRTRACK_CACHE_DIR="$cache-eager" CORRTRACK_TRACE_START=1 CUDA_MODULE_LOADING=EAGER)
+    {
+      echo "=== $run: ${envs[*]} corrtrack bench --e2e first-1080p.mp4 --targets 256 --targets-only ${extra[*]}"
+      timeout -k 5 "$(limit_of $((lim / 4)))" env LD_LIBRARY_PATH="$lib_path" "${envs[@]}" "$build/app/corrtrack" bench \
+        --e2e "$clip" --targets 256 --targets-only --e2e-decode nvdec --e2e-repeats 1 "${extra[@]}" \
+        --json "$out/first-$run.json" 2>&1
+      echo "=== $run: exit $?"
+    } >"$out/first-$run.txt"
+    cat "$out/first-$run.txt" >>"$out/first.txt"
+    grep -q "=== $run: exit 0" "$out/first-$run.txt" || st="FAIL ($run: see first.txt)"
+    p95="$(grep -oE 'first 100 frames: p50 / p95 / max [0-9.]+ / [0-9.]+' "$out/first-$run.txt" | awk '{print $NF}')"
+    [ -n "$p95" ] || st="FAIL ($run: no first-100 line, see first.txt)"
+    line="$line $run first-100 p95 ${p95:-?} ms;"
+  done
+  { echo "=== the cache the cold run wrote"; ls -l "$cache"; cat "$cache"/*.json; } >>"$out/first.txt" 2>&1
+  rm -f "$clip"
+  record first "$st:$line" $((SECONDS - t0)) "first.txt, first-*.json"
 fi
 
 # python: the Python package on the host's Python, GPU cases required

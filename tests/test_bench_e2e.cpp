@@ -82,6 +82,28 @@ TEST_F(BenchE2e, TimesDecodeAloneAgainstDecodePlusTrack) {
     EXPECT_FALSE(doc["clips"][0].contains("streams")) << "only with --streams";
 }
 
+// A run's start apart from its steady state (issue 30): with --targets-only the targets pass is
+// the process's first; the first 100 frames (all 30 here) get their own p50/p95/max, cold pass
+// and median pass, and the steady state the rest (none here); the trace names the pass.
+TEST_F(BenchE2e, TargetsReportTheFirstFramesApart) {
+    test::CliResult r;
+    const auto doc = bench("--targets 2 --targets-only --e2e-decode sw --no-cache", &r);
+    const auto& c = doc["clips"][0];
+    EXPECT_TRUE(c["modes"].empty()) << "--targets-only: no decode-vs-track table";
+    const nlohmann::json* t = row(c["targets"], "sw");
+    ASSERT_TRUE(t) << c.dump();
+    for (const char* pass : {"cold_pass", "median_pass"}) {
+        const auto& f = (*t)["first_frames_latency"][pass];
+        EXPECT_EQ(f["frames"], 30) << pass;
+        EXPECT_GT(f["p50_ms"].get<double>(), 0.0) << pass;
+        EXPECT_GE(f["p95_ms"].get<double>(), f["p50_ms"].get<double>()) << pass;
+        EXPECT_GE(f["max_ms"].get<double>(), f["p95_ms"].get<double>()) << pass;
+    }
+    EXPECT_EQ((*t)["steady_latency"]["frames"], 0);
+    EXPECT_NE(r.out.find("first 30 frames: p50 / p95 / max"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("decode fps"), std::string::npos) << r.out;
+}
+
 // --targets 4: four textured 40x40 boxes on a 3x2 grid of the 320x240 clip, every frame
 // tracked; --streams 2: two copies at full speed, every frame of both, nothing dropped, against
 // two decode-only sessions that decode every frame too. With NVDEC, auto with

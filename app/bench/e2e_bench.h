@@ -30,6 +30,7 @@ struct E2eOptions {
     TargetLayout layout = TargetLayout::kGrid;  // --layout: where the --targets boxes go
     std::vector<int> streams;                   // --streams: one pass per count, that many copies of the clip
     bool realtime = false;                      // --realtime: --streams passes paced at the clip's timestamps
+    bool targets_only = false;                  // --targets-only: no decode-vs-track table first
     int nvdec_streams = kDefaultNvdecStreams;   // --nvdec-streams, for --streams with auto
     double nvdec_rate = kDefaultNvdecMpixPerS;  // --nvdec-rate, for --streams --realtime with auto
     std::string json;

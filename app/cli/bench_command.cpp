@@ -92,6 +92,7 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
         ->delimiter(',');
     cmd->add_option("--e2e-box", e2e->boxes, "e2e target box x,y,w,h; repeat for more (default: 64x64 in the middle)");
     cmd->add_option("--e2e-kernel", e2e->kernel, "e2e tracker kernel")->capture_default_str();
+    add_no_cache_option(*cmd);
     cmd->add_option("--e2e-frames", e2e->frames, "e2e frames per pass (-1: whole clip)")
         ->check(frame_count())
         ->capture_default_str();
@@ -118,6 +119,9 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
                     "each overlapping the next row by 8 px)")
         ->check(CLI::IsMember({"grid", "crowded"}))
         ->capture_default_str();
+    cmd->add_flag("--targets-only", e2e->targets_only,
+                  "e2e: skip the decode-vs-track table, so that the first --targets pass is the process's first "
+                  "(its first 100 frames then show a cold start)");
     cmd->add_option("--streams", e2e->streams,
                     "e2e: also track N copies of each clip in one process, for each N of a comma-separated list "
                     "(as `corrtrack track --input CLIP ...` runs them), against N decode-only sessions at once on the "

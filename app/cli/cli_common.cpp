@@ -73,6 +73,15 @@ CLI::Validator frame_count() {
         "-1 (all) or >= 1");
 }
 
+void add_no_cache_option(CLI::App& cmd) {
+    // auto reads CORRTRACK_NO_CACHE when it first looks a choice up, after parsing: the flag
+    // is the variable, so the library needs no option of its own.
+    cmd.add_flag_callback(
+        "--no-cache", [] { setenv("CORRTRACK_NO_CACHE", "1", 1); },
+        "neither read nor write auto's timing cache (CORRTRACK_CACHE_DIR, else ~/.cache/corrtrack; same as "
+        "CORRTRACK_NO_CACHE=1): every new shape is timed again");
+}
+
 void add_tracker_options(CLI::App& cmd, TrackerOptions& o) {
     // Ranges: tracker_option_ranges() (app/track/options.cpp), which validate() checks too.
     cmd.add_option("--kernel,-k", o.kernel, "correlation kernel (see `corrtrack kernels`); auto = fastest here")

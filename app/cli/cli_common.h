@@ -22,6 +22,11 @@ namespace corrtrack {
 // a new option follows the same pattern.
 void add_tracker_options(CLI::App& cmd, TrackerOptions& options);
 
+// Adds --no-cache: auto neither reads nor writes its timing cache on disk (sets
+// CORRTRACK_NO_CACHE=1). A process setting, not a tracker option: track, eval, gui and bench
+// add it beside add_tracker_options.
+void add_no_cache_option(CLI::App& cmd);
+
 // Adds --camera-size WxH, --camera-fps N and --camera-format NAME (for /dev/videoN inputs);
 // malformed or out-of-range values are usage errors that say what is accepted.
 void add_camera_options(CLI::App& cmd, CameraRequest& request);

@@ -274,6 +274,7 @@ void register_eval_command(CLI::App& root, CommandOutcome& outcome) {
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
     add_tracker_options(*cmd, args->tracker);
+    add_no_cache_option(*cmd);
     cmd->callback([args, &outcome] { outcome.exit_code = run_eval(*args, outcome.dry_run); });
 }
 

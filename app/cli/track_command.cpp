@@ -230,6 +230,7 @@ void register_track_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_flag("--quiet,-q", args->quiet, "no progress or summary");
     add_camera_options(*cmd, args->camera);
     add_tracker_options(*cmd, args->tracker);
+    add_no_cache_option(*cmd);
     cmd->footer(
         "Exit status: 0 done; 1 the input cannot be read, a target cannot be initialised or an output cannot be "
         "written; 2 bad options or output paths (an output that would overwrite an input or another output); 3 the "

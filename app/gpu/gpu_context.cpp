@@ -4,13 +4,15 @@
 
 #include "corrtrack/correlator.h"
 #include "corrtrack/cuda_util.h"
+#include "corrtrack/start_trace.h"
 
 namespace corrtrack {
 namespace {
 
-Stream new_stream() {
+// `priority`: CUDA's scale, where lower numbers are served first.
+Stream new_stream(int priority) {
     cudaStream_t s = nullptr;
-    CORRTRACK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CORRTRACK_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
     return s;
 }
 
@@ -23,14 +25,20 @@ void destroy_stream(Stream s) {
 }  // namespace
 
 GpuContext::GpuContext(GpuUse use) {
-    if (use == GpuUse::kNone || !cuda_available()) return;
+    if (use == GpuUse::kNone) return;
+    StartTraceScope trace("gpu context (CUDA init)", "no CUDA GPU");
+    if (!cuda_available()) return;
     int ordinal = 0;
     CORRTRACK_CUDA(cudaGetDevice(&ordinal));
     cudaDeviceProp prop{};
     CORRTRACK_CUDA(cudaGetDeviceProperties(&prop, ordinal));
-    compute_ = new_stream();
+    // The compute stream at the highest priority: auto's background timing rounds run at the
+    // lowest (auto_timing.h), so the tracker's launches get the SMs first as blocks finish.
+    int lowest = 0, highest = 0;
+    CORRTRACK_CUDA(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
+    compute_ = new_stream(highest);
     try {
-        copy_ = new_stream();
+        copy_ = new_stream(0);
     } catch (...) {
         destroy_stream(compute_);
         throw;
@@ -38,6 +46,7 @@ GpuContext::GpuContext(GpuUse use) {
     available_ = true;
     ordinal_ = ordinal;
     name_ = prop.name;
+    trace.set_detail(name_);
 }
 
 GpuContext::~GpuContext() {

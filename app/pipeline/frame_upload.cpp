@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "corrtrack/cuda_util.h"
+#include "corrtrack/start_trace.h"
 
 namespace corrtrack {
 
@@ -53,6 +55,16 @@ int FrameUploader::upload(const Frame& frame) {
         slot.capacity = {std::max(frame.width, slot.capacity.width), std::max(frame.height, slot.capacity.height)};
         CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&slot.data), &slot.pitch, slot.capacity.width,
                                        slot.capacity.height));
+        // The slots never used yet get theirs now too: one start-up cost, not one on each of
+        // the next frames.
+        StartTraceScope trace("frame ring device slots",
+                              std::to_string(frame.width) + "x" + std::to_string(frame.height));
+        for (Slot& other : slots_) {
+            if (other.data) continue;
+            other.capacity = slot.capacity;
+            CORRTRACK_CUDA(cudaMallocPitch(reinterpret_cast<void**>(&other.data), &other.pitch, other.capacity.width,
+                                           other.capacity.height));
+        }
     }
     slot.size = frame.size();
     CORRTRACK_CUDA(cudaEventRecord(slot.start, s));

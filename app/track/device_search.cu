@@ -555,6 +555,7 @@ void launch_sample_patches(const DeviceLevels& levels, const std::vector<SampleI
 
 void PeakScratch::ensure(std::size_t count, Stream stream) {
     if (count <= maps) return;
+    count = grown_capacity(count, maps);  // headroom: target counts grow one by one
     bands.ensure(count * kMaxPeakBands);
     CORRTRACK_CUDA(cudaMemsetAsync(tickets.ensure(count), 0, count * sizeof(unsigned), as_cuda(stream)));
     maps = count;

@@ -132,9 +132,9 @@ struct StagedItems {
     DeviceBuffer<T> device;
     const T* stage(const std::vector<T>& items, Stream stream) {
         if (items.size() <= static_cast<std::size_t>(kMaxItemsPerLaunch)) return nullptr;
-        T* h = host.ensure(items.size());
+        T* h = host.grow(items.size());  // headroom: target counts grow one by one
         std::copy(items.begin(), items.end(), h);
-        T* d = device.ensure(items.size());
+        T* d = device.grow(items.size());
         CORRTRACK_CUDA(cudaMemcpyAsync(d, h, items.size() * sizeof(T), cudaMemcpyHostToDevice, as_cuda(stream)));
         return d;
     }

@@ -68,14 +68,16 @@ void GpuSearch::search_all(int pass, const std::vector<SearchRequest>& requests,
         blend_items_.push_back({items[a].map_offset, items[b].map_offset,
                                 static_cast<std::size_t>(items[a].slot_out.area()), r.gradient_weight});
     }
-    std::uint8_t* atlas = atlas_.ensure(atlas_pitch * rows);
-    float* maps = ps.maps.ensure(floats);
+    // Grown with headroom (grow_traced): slots follow the targets' speed, so these creep up
+    // over the first frames; exact sizes would reallocate at every new maximum.
+    std::uint8_t* atlas = grow_traced(atlas_, atlas_pitch * rows, "atlas (bytes)");
+    float* maps = grow_traced(ps.maps, floats, "maps (floats)");
     ps.floats = floats;
     ps.host_maps_valid = false;
-    RankedPeak* host_peaks = host_peaks_.ensure(items.size());
-    RankedPeak* peaks = copy_peaks_ ? peaks_.ensure(items.size()) : host_peaks_.device();
+    RankedPeak* host_peaks = grow_traced(host_peaks_, items.size(), "peaks (mapped pinned)");
+    RankedPeak* peaks = copy_peaks_ ? peaks_.grow(items.size()) : host_peaks_.device();
     peak_scratch_.ensure(items.size(), stream_);
-    float* host_maps = keep_maps_ && eager_maps_ ? ps.host_maps.ensure(floats) : nullptr;
+    float* host_maps = keep_maps_ && eager_maps_ ? grow_traced(ps.host_maps, floats, "host maps (pinned)") : nullptr;
 
     // Stage events only where a split is wanted: each timed record costs about a us of host time.
     const bool timed = times || stats_;
@@ -196,10 +198,10 @@ void GpuSearch::sample(const std::vector<SearchRequest>& patches) {
         CORRTRACK_CUDA(cudaEventSynchronize(uploaded_));
         ++counters_.late_uploads;
     }
-    std::uint8_t* host = host_samples_.ensure(total);
+    std::uint8_t* host = grow_traced(host_samples_, total, "template samples (mapped pinned)");
     const SampleItem* staged = staged_.template_samples.stage(sample_items_, stream_);
     if (copy_peaks_) {
-        std::uint8_t* dev = samples_.ensure(total);
+        std::uint8_t* dev = samples_.grow(total);
         launch_sample_patches(pyramid_.levels(), sample_items_, dev, stream_, staged);
         CORRTRACK_CUDA(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, as_cuda(stream_)));
     } else {

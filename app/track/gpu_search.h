@@ -32,6 +32,7 @@
 #include "app/track/search_graph.h"
 #include "app/util/stats.h"
 #include "corrtrack/cuda_util.h"
+#include "corrtrack/start_trace.h"
 
 namespace corrtrack {
 namespace gpu_search {
@@ -47,6 +48,17 @@ constexpr unsigned kMapped = cudaHostAllocMapped;
 inline bool env_on(const char* name) {
     const char* v = std::getenv(name);
     return v && *v && std::string(v) != "0";
+}
+
+// buffer.grow(count), traced when it allocates (CORRTRACK_TRACE_START=1): the start's
+// allocations, and any growth after.
+template <typename Buffer>
+auto grow_traced(Buffer& buffer, std::size_t count, const char* what) {
+    if (count <= buffer.capacity()) return buffer.get();
+    StartTraceScope trace("gpu search buffer grows", std::string(what) + ": " + std::to_string(buffer.capacity()) +
+                                                         " -> " +
+                                                         std::to_string(grown_capacity(count, buffer.capacity())));
+    return buffer.grow(count);
 }
 
 // Searches replayed as CUDA graphs unless CORRTRACK_GPU_GRAPHS=1/0 says otherwise: off until
@@ -170,7 +182,7 @@ public:
             // The first map asked for since this pass's search: all of its maps in one copy
             // and a wait (only heatmaps and tests ask; the device maps stay until the same
             // pass of the next frame).
-            ps.host_maps.ensure(ps.floats);
+            ps.host_maps.grow(ps.floats);
             CORRTRACK_CUDA(cudaMemcpyAsync(ps.host_maps.get(), ps.maps.get(), ps.floats * sizeof(float),
                                            cudaMemcpyDeviceToHost, as_cuda(stream_)));
             CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(stream_)));

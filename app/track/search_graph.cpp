@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "corrtrack/cuda_util.h"
+#include "corrtrack/start_trace.h"
 
 namespace corrtrack {
 
@@ -43,6 +44,8 @@ bool SearchGraph::launch(Stream stream, const std::function<void(Stream)>& enque
         }
     }
     if (!updated) {
+        StartTraceScope trace("cuda graph instantiate",
+                              "a search's launches (a new set: first, kernel switch, growth)");
         const cudaError_t made = cudaGraphInstantiate(&exec_, graph, 0);
         if (made != cudaSuccess) {
             exec_ = nullptr;

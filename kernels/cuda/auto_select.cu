@@ -1,37 +1,40 @@
 // auto: the first time a bucket of similar problem shapes comes (see ShapeKey), times every
 // available CUDA kernel that supports it (for a batch: cuda_dp4a, cuda_dp4a_ilp, cuda_fft and,
-// on sm_80+, cuda_mma_fused)
-// with CUDA events and remembers the fastest for the whole process; later calls in that
-// bucket go straight to it. The timing round is the one place that synchronizes.
+// on sm_80+, cuda_mma_fused) with CUDA events and remembers the fastest for the whole process;
+// later calls in that bucket go straight to it.
+// The round runs in the background (auto_timing.h): the call that meets a new bucket runs the
+// rule-based choice (the one small problems get) and queues the round on a worker thread with
+// its own stream, which switches the bucket to the winner when it is done; the caller's stream
+// is never synchronized. CORRTRACK_AUTO_TIMING=sync times on the caller's stream instead.
+// Winners are kept on disk per GPU, driver and build (auto_cache.h): a second run starts warm.
 // The choices are bounded: at most kMaxShapes buckets are remembered (least recently used
 // forgotten), so a tracker whose windows drift through many sizes over hours neither grows
 // the cache without end nor pays a timing round on every new size forever.
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "corrtrack/start_trace.h"
+#include "cuda/auto_cache.h"
+#include "cuda/auto_timing.h"
 #include "cuda/common.cuh"
 #include "cuda/cuda_kernels.h"
 
 namespace corrtrack {
 namespace {
 
-constexpr float kQuickMs = 2.0f;  // runs faster than this are timed kMoreRunsQuick more times
-constexpr float kSlowMs = 20.0f;  // up to this, kMoreRunsSlow; beyond, the one timed run stands
-constexpr int kMoreRunsQuick = 4;
-constexpr int kMoreRunsSlow = 2;
-constexpr float kHopeless = 4.0f;       // a first run this many times the best so far is not repeated
-constexpr std::size_t kMaxShapes = 64;  // remembered winners
+constexpr std::size_t kMaxShapes = 64;  // remembered winners (and entries kept on disk)
 // Problems under this many multiply-adds (a 1080p frame with a 32x32 template) go untimed to
 // kSmallKernel, or to a tensor-core kernel where it was measured faster (below). A timing round (every kernel's first launch, FFT plans, workspaces)
 // costs about 0.35 s on the H200, a stall a tracker must not take when it loses its target;
@@ -153,6 +156,137 @@ std::vector<const KernelEntry*> candidates() {
     return list;
 }
 
+#ifndef CORRTRACK_KERNELS_REVISION
+#define CORRTRACK_KERNELS_REVISION "unknown"
+#endif
+
+// Warnings about the cache go to stderr once per process: a damaged file must not print on
+// every lookup of a long run.
+void warn_once(const std::string& message) {
+    static std::once_flag once;
+    std::call_once(once, [&] { std::fprintf(stderr, "corrtrack: warning: %s\n", message.c_str()); });
+}
+
+// What a choice on disk is valid for: this GPU (name, UUID), its driver, this runtime and
+// this build (the library's git revision and the kernels it has).
+AutoCacheIdentity identity_of(int device) {
+    AutoCacheIdentity id;
+    cudaDeviceProp prop{};
+    CORRTRACK_CUDA(cudaGetDeviceProperties(&prop, device));
+    id.gpu_name = prop.name;
+    char hex[3];
+    for (int b = 0; b < 16; ++b) {
+        std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(prop.uuid.bytes[b]));
+        id.gpu_id += hex;
+    }
+    id.gpu_id += "/pci " + std::to_string(prop.pciDomainID) + ":" + std::to_string(prop.pciBusID) + ":" +
+                 std::to_string(prop.pciDeviceID);
+    id.compute_capability = prop.major * 10 + prop.minor;
+    CORRTRACK_CUDA(cudaDriverGetVersion(&id.driver_version));
+    CORRTRACK_CUDA(cudaRuntimeGetVersion(&id.runtime_version));
+    std::string kernels;
+    for (const KernelEntry* e : candidates()) kernels += std::string(e->name) + ",";
+    char kernel_hash[24];
+    std::snprintf(kernel_hash, sizeof kernel_hash, "%016zx", std::hash<std::string>()(kernels));
+    id.build_id = std::string(CORRTRACK_KERNELS_REVISION) + ":" + kernel_hash;
+    return id;
+}
+
+// auto's winners on disk (auto_cache.h): read into the winner cache on a device's first
+// lookup, each newly timed winner written through.
+class DiskChoices {
+public:
+    void load_once(int device) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        Device& d = devices_[device];
+        if (d.loaded) return;
+        d.loaded = true;
+        if (!settings_.enabled) return;
+        StartTraceScope trace("auto cache load");
+        try {
+            d.id = identity_of(device);
+        } catch (const std::exception& ex) {
+            warn_once(std::string("auto's timing cache is not used: ") + ex.what());
+            return;
+        }
+        d.path = auto_cache_path(settings_.dir, d.id);
+        std::string warning;
+        std::size_t used = 0;
+        for (const AutoCacheEntry& e : load_auto_cache(d.path, d.id, &warning)) {
+            const KernelEntry* k = find_kernel(e.kernel);
+            if (!k || !is_candidate(*k) || !k->available()) continue;  // a name this build lacks: not trusted
+            winner_cache().store({device, e.templ_w, e.templ_h, e.positions, e.templates, e.shared_roi}, e.kernel);
+            ++used;
+        }
+        if (!warning.empty()) warn_once(warning);
+        trace.set_detail(d.path + ": " + std::to_string(used) + " winners" + (warning.empty() ? "" : " (ignored)"));
+    }
+    void store(const ShapeKey& k, const std::string& winner, const AutoTimingResult& r) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const Device& d = devices_[k.device];
+        if (!settings_.enabled || d.path.empty()) return;
+        AutoCacheEntry e{k.templ_w, k.templ_h, k.positions, k.templates, k.shared_roi, winner, {}};
+        for (const auto& [ms, name] : r.times) e.times_ms.emplace_back(name, ms);
+        std::string warning;
+        if (!store_auto_cache(d.path, d.id, {e}, kMaxShapes, &warning)) warn_once(warning);
+    }
+
+private:
+    struct Device {
+        bool loaded = false;
+        AutoCacheIdentity id;
+        std::string path;  // empty: not used
+    };
+    std::mutex mutex_;
+    std::map<int, Device> devices_;
+    const AutoCacheSettings settings_ = auto_cache_settings_from_env();
+};
+
+DiskChoices& disk_choices() {
+    static DiskChoices choices;
+    return choices;
+}
+
+// The winner known for this bucket (from this process or the disk), "" when none.
+std::string known_winner(const ShapeKey& k) {
+    disk_choices().load_once(k.device);
+    return winner_cache().find(k);
+}
+
+// Buckets being timed in the background, with the rule-based kernel they run meanwhile.
+class PendingRounds {
+public:
+    std::string provisional(const ShapeKey& k) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto it = pending_.find(k);
+        return it == pending_.end() ? std::string() : it->second;
+    }
+    void add(const ShapeKey& k, const std::string& name) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_[k] = name;
+    }
+    void remove(const ShapeKey& k) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_.erase(k);
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::map<ShapeKey, std::string> pending_;
+};
+
+PendingRounds& pending_rounds() {
+    static PendingRounds rounds;
+    return rounds;
+}
+
+// CORRTRACK_AUTO_TIMING=sync: rounds on the caller's stream, as before (deterministic: tests,
+// the kernel bench); anything else: in the background.
+bool sync_timing_from_env() {
+    const char* v = std::getenv("CORRTRACK_AUTO_TIMING");
+    return v && std::string(v) == "sync";
+}
+
 class Auto final : public AutoSelect {
 public:
     Auto() {
@@ -161,10 +295,6 @@ public:
             if (!force_kernel(env, &why)) forced_error_ = "CORRTRACK_AUTO_KERNEL: " + why;
         }
         update_summary();
-    }
-    ~Auto() override {
-        if (start_) cudaEventDestroy(start_);
-        if (stop_) cudaEventDestroy(stop_);
     }
 
     const KernelInfo& info() const override { return info_; }
@@ -206,14 +336,14 @@ public:
         ready_name_.clear();
         if (name.empty()) {
             const ShapeKey key = key_of(p);
-            name = winner_cache().find(key);
+            name = known_winner(key);
             // A bucket's winner may refuse this exact shape (a size limit inside the bucket).
             if (name.empty() || !instance(name).corr->supports(p, nullptr)) {
                 name = small_problem_kernel(p);
-                if (name.empty())
-                    name = time_candidates(frame, p, out, stream);
-                else
+                if (!name.empty())
                     winner_cache().store(key, name);
+                else if (sync_timing_ || (name = provisional_kernel(key, frame, p, out, stream)).empty())
+                    name = time_candidates(frame, p, out, stream);
             }
         }
         Instance& inst = instance(name);
@@ -230,7 +360,7 @@ public:
     bool capturable(const NccProblem& p, Stream stream) override {
         ready_name_.clear();
         if (!forced_error_.empty() || templ_generation_ == 0) return false;
-        std::string name = forced_.empty() ? winner_cache().find(key_of(p)) : forced_;
+        std::string name = forced_.empty() ? known_winner(key_of(p)) : forced_;
         if (name.empty() || !instance(name).corr->supports(p, nullptr)) return false;
         Instance& inst = instance(name);
         sync_template(inst, stream);
@@ -259,7 +389,7 @@ public:
 
     std::string choice(const NccProblem& p) const override {
         if (!forced_.empty()) return forced_;
-        return winner_cache().find(key_of(p));
+        return known_winner(key_of(p));
     }
 
     std::size_t remembered_shapes() const override { return winner_cache().size(); }
@@ -314,23 +444,14 @@ private:
         }
     }
 
-    float elapsed_ms(cudaStream_t s, Correlator& corr, ImageView frame, const NccProblem& p, MapView out,
-                     Stream stream) {
-        CORRTRACK_CUDA(cudaEventRecord(start_, s));
-        corr.run(frame, p, out, stream);
-        CORRTRACK_CUDA(cudaEventRecord(stop_, s));
-        CORRTRACK_CUDA(cudaEventSynchronize(stop_));
-        float ms = 0;
-        CORRTRACK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
-        return ms;
-    }
-
     // kSmallBatchKernel for a small batch, else kSmallKernel, for a small problem it
     // supports; empty when the problem is worth timing.
-    std::string small_problem_kernel(const NccProblem& p) {
+    // With any_size, the same rule for a problem of any size (the provisional choice while a
+    // round runs in the background).
+    std::string small_problem_kernel(const NccProblem& p, bool any_size = false) {
         const Size o = p.out_size();
         const double work = static_cast<double>(o.width) * o.height * p.templ.width * p.templ.height * p.templates;
-        if (work >= kSmallWork) return {};
+        if (work >= kSmallWork && !any_size) return {};
         const bool batch = p.templates >= kSmallBatchTemplates;
         const bool single_tensor =
             p.templates == 1 && (p.templ.area() > kSingleTensorArea || work >= kSingleTensorWork);
@@ -341,54 +462,69 @@ private:
         for (const char* name : order) {
             const KernelEntry* e = find_kernel(name);
             if (!e || !e->available() || !instance(name).corr->supports(p, nullptr)) continue;
-            last_timings_ = std::string("untimed: ") + name + (batch ? " (a small batch)" : " (a small problem)");
+            if (!any_size)
+                last_timings_ = std::string("untimed: ") + name + (batch ? " (a small batch)" : " (a small problem)");
             return name;
         }
         return {};
     }
 
-    // Times every candidate at this shape (one warm-up run, then the best of up to five timed
-    // runs) and records the winner. Each run writes `out`; the caller's run of the winner
-    // comes last, so the map it returns is the winner's.
-    std::string time_candidates(ImageView frame, const NccProblem& p, MapView out, Stream stream) {
-        const cudaStream_t s = as_cuda(stream);
-        if (!start_) CORRTRACK_CUDA(cudaEventCreate(&start_));
-        if (!stop_) CORRTRACK_CUDA(cudaEventCreate(&stop_));
-        std::vector<std::pair<float, std::string>> times;
-        std::string failures;
-        float fastest = 0;
-        for (const KernelEntry* e : candidates()) {
-            Instance& inst = instance(e->name);
-            if (!inst.corr->supports(p, nullptr)) continue;
-            float best = 0;
-            try {
-                sync_template(inst, stream);
-                inst.corr->run(frame, p, out, stream);  // warm-up: workspaces, plans, caches
-                best = elapsed_ms(s, *inst.corr, frame, p, out, stream);
-                int more = best < kQuickMs ? kMoreRunsQuick : (best < kSlowMs ? kMoreRunsSlow : 0);
-                if (!times.empty() && best > kHopeless * fastest) more = 0;
-                for (int r = 0; r < more; ++r) best = std::min(best, elapsed_ms(s, *inst.corr, frame, p, out, stream));
-            } catch (const std::exception& ex) {
-                failures += std::string(failures.empty() ? "" : "; ") + e->name + " failed: " + ex.what();
-                continue;
+    // While this bucket is timed in the background: the rule-based kernel, the round queued
+    // on the first call (its own copy of the frame and template; the caller's stream is not
+    // waited on). "" where no rule-based kernel supports it or the round cannot be queued: the
+    // caller then times synchronously.
+    std::string provisional_kernel(const ShapeKey& key, ImageView frame, const NccProblem& p, MapView out,
+                                   Stream stream) {
+        const std::string pending = pending_rounds().provisional(key);
+        if (!pending.empty() && instance(pending).corr->supports(p, nullptr)) return pending;
+        const std::string name = small_problem_kernel(p, true);
+        if (!pending.empty() || name.empty()) return name;  // one round a bucket
+        std::vector<std::string> names;
+        for (const KernelEntry* e : candidates()) names.push_back(e->name);
+        const std::string rule = name;
+        auto done = [key, rule](const AutoTimingResult& r) {
+            const std::string winner = r.times.empty() ? rule : r.times.front().second;
+            winner_cache().store(key, winner);
+            pending_rounds().remove(key);
+            if (!r.times.empty()) disk_choices().store(key, winner, r);
+            start_trace("auto background winner", r.times.empty() ? 0.0 : r.times.front().first,
+                        winner + " (was " + rule + "): " + r.text());
+        };
+        pending_rounds().add(key, rule);
+        {
+            StartTraceScope trace("auto round queued", rule + " until it is done");
+            if (!queue_background_timing(names, frame, p, out, templ_, {templ_w_, templ_h_}, stream, done)) {
+                pending_rounds().remove(key);
+                return {};
             }
-            times.emplace_back(best, e->name);
-            fastest = times.size() == 1 ? best : std::min(fastest, best);
         }
-        if (times.empty())
-            throw std::runtime_error("auto: no CUDA kernel could run this problem" +
-                                     (failures.empty() ? std::string() : " (" + failures + ")"));
-        std::stable_sort(times.begin(), times.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        const std::string winner = times.front().second;
-        winner_cache().store(key_of(p), winner);
+        last_timings_ = "provisional: " + rule + " (timed in the background)";
+        return name;
+    }
 
-        last_timings_.clear();
-        for (const auto& [ms, name] : times) {
-            char buf[96];
-            std::snprintf(buf, sizeof buf, "%s%s %.3f ms", last_timings_.empty() ? "" : ", ", name.c_str(), ms);
-            last_timings_ += buf;
-        }
-        if (!failures.empty()) last_timings_ += "; " + failures;
+    // Times every candidate at this shape on the caller's stream (auto_timing.h) and records
+    // the winner. Each run writes `out`; the caller's run of the winner comes last, so the map
+    // it returns is the winner's.
+    std::string time_candidates(ImageView frame, const NccProblem& p, MapView out, Stream stream) {
+        StartTraceScope trace("auto timing (on the stream)");
+        std::vector<std::string> names;
+        for (const KernelEntry* e : candidates()) names.push_back(e->name);
+        auto prepare = [&](const std::string& name) -> Correlator* {
+            Instance& inst = instance(name);
+            if (!inst.corr->supports(p, nullptr)) return nullptr;
+            sync_template(inst, stream);
+            return inst.corr.get();
+        };
+        const AutoTimingResult r = time_candidates_on(names, prepare, frame, p, out, stream);
+        if (r.times.empty())
+            throw std::runtime_error("auto: no CUDA kernel could run this problem" +
+                                     (r.failures.empty() ? std::string() : " (" + r.failures + ")"));
+        const std::string winner = r.times.front().second;
+        const ShapeKey key = key_of(p);
+        winner_cache().store(key, winner);
+        disk_choices().store(key, winner, r);
+        last_timings_ = r.text();
+        trace.set_detail(last_timings_);
 
         // Losers give their workspaces back (the stream is idle after the last event wait).
         for (auto it = instances_.begin(); it != instances_.end();)
@@ -415,7 +551,7 @@ private:
     std::vector<std::uint8_t> templ_;
     int templ_w_ = 0, templ_h_ = 0;
     std::uint64_t templ_generation_ = 0;
-    cudaEvent_t start_ = nullptr, stop_ = nullptr;
+    const bool sync_timing_ = sync_timing_from_env();
 };
 
 }  // namespace

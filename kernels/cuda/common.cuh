@@ -57,9 +57,13 @@ public:
         const std::size_t bytes = static_cast<std::size_t>(templ.width) * templ.height;
         if (!copied_) CORRTRACK_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
         if (bytes > staging_bytes_) {
+            // Headroom: a tracker's stack grows a template at a time as targets are added.
+            const std::size_t capacity = grown_capacity(bytes, staging_bytes_);
             if (staging_) CORRTRACK_CUDA(cudaFreeHost(staging_));
-            CORRTRACK_CUDA(cudaHostAlloc(&staging_, bytes, cudaHostAllocDefault));
-            staging_bytes_ = bytes;
+            staging_ = nullptr;
+            staging_bytes_ = 0;
+            CORRTRACK_CUDA(cudaHostAlloc(&staging_, capacity, cudaHostAllocDefault));
+            staging_bytes_ = capacity;
         }
         // The previous upload may still read the staging buffer.
         CORRTRACK_CUDA(cudaEventSynchronize(copied_));
@@ -79,7 +83,7 @@ public:
             CORRTRACK_CUDA(cudaStreamSynchronize(as_cuda(stream)));
         }
         stats_valid_ = false;
-        device_.ensure(bytes);
+        device_.grow(bytes);
         CORRTRACK_CUDA(cudaMemcpyAsync(device_.get(), staging_, bytes, cudaMemcpyHostToDevice, as_cuda(stream)));
         CORRTRACK_CUDA(cudaEventRecord(copied_, as_cuda(stream)));
     }

@@ -180,8 +180,8 @@ public:
     void set_template(ImageView templ, Stream stream) override {
         upload_.set(templ, templ.height, stream);
         const int twords = (templ.width + 3) / 4;
-        words_.ensure(static_cast<std::size_t>(twords) * templ.height);
-        prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
+        words_.grow(static_cast<std::size_t>(twords) * templ.height);  // stacks grow by a template
+        prefix_.grow(static_cast<std::size_t>(templ.height) + 1);
         launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), words_.get(), prefix_scan_,
                                as_cuda(stream));
         fallback_.template_changed();

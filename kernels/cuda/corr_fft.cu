@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "corrtrack/start_trace.h"
 #include "cuda/common.cuh"
 #include "cuda/cuda_kernels.h"
 #include "cuda/integral.cuh"
@@ -128,6 +129,8 @@ struct FftPlan {
 std::size_t make_plan(cufftHandle* plan, bool* have, Size padded, cufftType type, int batch) {
     std::size_t bytes = 0;
     int n[2] = {padded.height, padded.width};  // the slow (row) dimension first
+    StartTraceScope trace("cufft plan", std::to_string(padded.width) + "x" + std::to_string(padded.height) + " x" +
+                                            std::to_string(batch));
     CORRTRACK_CUFFT(cufftCreate(plan));
     *have = true;
     CORRTRACK_CUFFT(cufftSetAutoAllocation(*plan, 0));

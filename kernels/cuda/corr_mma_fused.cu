@@ -114,7 +114,7 @@ public:
     // prefix table cover the whole stack, and run() picks template k's rows of both.
     void set_template(ImageView templ, Stream stream) override {
         kblocks_ = set_mma_template(templ, stream, upload_, bfrag_);
-        prefix_.ensure(static_cast<std::size_t>(templ.height) + 1);
+        prefix_.grow(static_cast<std::size_t>(templ.height) + 1);  // stacks grow by a template
         launch_template_prefix(upload_.device(), templ.width, templ.height, prefix_.get(), nullptr, prefix_scan_,
                                as_cuda(stream));
     }

@@ -61,18 +61,22 @@ std::unique_ptr<Correlator> make_cuda_wgmma_c8();  // B in 8-row chunks, 4 buffe
 bool cuda_wgmma_available();
 
 // "auto" (auto_select.cu): the first time it sees a bucket of similar problem shapes it times
-// every available CUDA kernel that supports it (the only place a kernel synchronizes) and
-// dispatches to the fastest from then on; small problems (under 2^31 multiply-adds) go
-// to cuda_dp4a_ilp untimed. CORRTRACK_AUTO_KERNEL=<name> in the environment pins the choice.
+// every available CUDA kernel that supports it, on a worker thread while the rule-based kernel
+// runs (CORRTRACK_AUTO_TIMING=sync: on the caller's stream, the only place a kernel
+// synchronizes), and dispatches to the fastest from then on; small problems (under 2^31
+// multiply-adds) go to the rule-based kernel untimed. Winners are kept on disk
+// (auto_cache.h). CORRTRACK_AUTO_KERNEL=<name> in the environment pins the choice.
 class AutoSelect : public Correlator {
 public:
     // Pins dispatch to one CUDA kernel; "" returns to timing. False (with why) for a name that
     // is not an available CUDA kernel.
     virtual bool force_kernel(std::string_view name, std::string* why = nullptr) = 0;
-    // The kernel picked for this problem's shape, "" before it has been timed.
+    // The kernel picked for this problem's shape, "" before it has been timed (or while it is
+    // timed in the background).
     virtual std::string choice(const NccProblem& p) const = 0;
-    // The last timing round, fastest first: "cuda_x 0.123 ms, cuda_y 0.456 ms, ...", or
-    // "untimed: cuda_dp4a_ilp (...)" when the last new shape was small.
+    // The last timing round, fastest first: "cuda_x 0.123 ms, cuda_y 0.456 ms, ...",
+    // "untimed: cuda_dp4a_ilp (...)" when the last new shape was small, or "provisional: ..."
+    // when it is being timed in the background.
     virtual std::string last_timings() const = 0;
     // Shape buckets whose winner the process remembers now (at most 64; see auto_select.cu).
     virtual std::size_t remembered_shapes() const = 0;

@@ -300,7 +300,7 @@ inline MmaArgs mma_args(ImageView frame, const NccProblem& p, int kblocks, const
 inline int set_mma_template(ImageView templ, Stream stream, TemplateUpload& upload, DeviceBuffer<uint2>& bfrag) {
     upload.set(templ, templ.height, stream);
     const int kblocks = k_blocks(templ.width);
-    uint2* b = bfrag.ensure(static_cast<std::size_t>(kblocks) * templ.height * kWarp);
+    uint2* b = bfrag.grow(static_cast<std::size_t>(kblocks) * templ.height * kWarp);  // stacks grow by a template
     launch_mma_pack_b(upload.device(), templ.width, templ.height, kblocks, b, as_cuda(stream));
     return kblocks;
 }

@@ -5,16 +5,26 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "corrtrack/cuda_util.h"
 #include "cpu/cpu_kernels.h"
 #include "cuda/cuda_kernels.h"
 #include "tests/support/random_image.h"
 
 namespace corrtrack {
 namespace {
+
+// No winners from an earlier run on disk (auto_cache.h): these tests count timing rounds.
+// Set before main, so before auto first reads it.
+const bool kNoDiskCache = setenv("CORRTRACK_NO_CACHE", "1", 1) == 0;
 
 // Windows of ever new sizes (a re-detection at a drifting scale) reuse a bounded set of FFT
 // plans, and every result stays exact.
@@ -34,6 +44,22 @@ TEST(BoundedCaches, FftPlansStayBoundedAndExact) {
         EXPECT_LE(FftNumerator::cached_plans(), kFftPlanCacheSize);
     }
     EXPECT_GE(FftNumerator::plans_created() - created_before, 40u);
+}
+
+// Buffers that grow() (the GPU search's atlas and maps, template stacks) reallocate a few
+// times as their size creeps up one step at a time, not at every new maximum.
+TEST(BoundedCaches, BuffersGrowWithHeadroom) {
+    EXPECT_EQ(grown_capacity(100, 0), 125u);      // a quarter more at first
+    EXPECT_EQ(grown_capacity(126, 125), 250u);    // twice after
+    EXPECT_EQ(grown_capacity(1000, 125), 1250u);  // or what is asked, with its quarter
+    std::size_t capacity = 0;
+    int reallocations = 0;
+    for (std::size_t size = 1000; size <= 256000; size += 1000)  // a target added at a time
+        if (size > capacity) {
+            capacity = grown_capacity(size, capacity);
+            ++reallocations;
+        }
+    EXPECT_LE(reallocations, 9);  // log2(256) + 1, not 256
 }
 
 // A frame uploaded to the device and room for a float map of the same size (auto's tests).
@@ -91,6 +117,8 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
 // is timed once, and its winner is then reused. GPU only.
 TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
+    ASSERT_TRUE(kNoDiskCache);
+    setenv("CORRTRACK_AUTO_TIMING", "sync", 1);  // the round on the caller's stream, as it returns
     const test::OwnedImage templ = test::random_image(64, 64, 4);
     const DeviceFrame dev(test::random_image(1920, 1080, 3));
     ASSERT_TRUE(dev.ok());
@@ -151,6 +179,43 @@ TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     EXPECT_EQ(timings.rfind(winner + " ", 0), 0u) << timings;  // the fastest is listed first
     run(Rect{0, 0, 1920, 1080});
     EXPECT_EQ(a->last_timings(), timings);  // no second round
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    unsetenv("CORRTRACK_AUTO_TIMING");
+}
+
+// By default a large new problem runs the rule-based kernel at once and is timed on a worker
+// thread; the bucket switches to the winner when the round is done, and the map stays the same
+// NCC throughout. GPU only.
+TEST(AutoSelect, LargeProblemsTimedInTheBackground) {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
+    unsetenv("CORRTRACK_AUTO_TIMING");
+    const test::OwnedImage templ = test::random_image(48, 48, 11);  // a bucket no other test times
+    const DeviceFrame dev(test::random_image(1920, 1080, 12));
+    ASSERT_TRUE(dev.ok());
+    auto corr = make_auto();
+    auto* a = dynamic_cast<AutoSelect*>(corr.get());
+    ASSERT_TRUE(a);
+    corr->set_template(templ.view(), nullptr);
+    const NccProblem p = NccProblem::full_frame({1920, 1080}, {48, 48});  // 3.9G multiply-adds: timed
+    const Size o = p.out_size();
+    const MapView out{dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice};
+    std::vector<float> first(static_cast<std::size_t>(o.width) * o.height), later(first.size());
+    corr->run(dev.view(), p, out, nullptr);
+    EXPECT_EQ(a->last_timings().rfind("provisional: ", 0), 0u) << a->last_timings();
+    ASSERT_EQ(cudaMemcpy(first.data(), dev.map, first.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    const auto t0 = std::chrono::steady_clock::now();
+    while (a->choice(p).empty() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+        corr->run(dev.view(), p, out, nullptr);  // meanwhile, the provisional kernel
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const std::string winner = a->choice(p);
+    ASSERT_FALSE(winner.empty()) << "the background round did not finish in 60 s";
+    corr->run(dev.view(), p, out, nullptr);
+    EXPECT_EQ(corr->info().summary, "auto -> " + winner);
+    ASSERT_EQ(cudaMemcpy(later.data(), dev.map, later.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    float worst = 0;
+    for (std::size_t i = 0; i < first.size(); ++i) worst = std::max(worst, std::abs(first[i] - later[i]));
+    EXPECT_LT(worst, 1e-4f) << "provisional vs " << winner;
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 

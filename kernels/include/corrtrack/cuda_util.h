@@ -11,6 +11,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -76,6 +77,14 @@ namespace corrtrack {
 // The one stream type at interfaces is Stream (corrtrack/image.h); CUDA calls take this.
 inline cudaStream_t as_cuda(Stream s) { return static_cast<cudaStream_t>(s); }
 
+// The capacity a buffer's grow() takes: a quarter more than asked at the first allocation, at
+// least twice the old capacity after, so that sizes creeping up frame by frame (windows that
+// follow their targets' speed, targets added one by one) reallocate a few times, not at every
+// new maximum (a cudaFree waits for the whole device).
+inline std::size_t grown_capacity(std::size_t count, std::size_t capacity) {
+    return std::max(count + count / 4, 2 * capacity);
+}
+
 // Device memory that only reallocates when it must grow (never per frame at a fixed shape).
 template <typename T>
 class DeviceBuffer {
@@ -95,6 +104,8 @@ public:
         }
         return ptr_;
     }
+    // As ensure(), with headroom where it must grow (grown_capacity).
+    T* grow(std::size_t count) { return count > capacity_ ? ensure(grown_capacity(count, capacity_)) : ptr_; }
     T* get() const { return ptr_; }
     std::size_t capacity() const { return capacity_; }
 
@@ -139,6 +150,8 @@ public:
         }
         return ptr_;
     }
+    // As ensure(), with headroom where it must grow (grown_capacity).
+    T* grow(std::size_t count) { return count > capacity_ ? ensure(grown_capacity(count, capacity_)) : ptr_; }
     // As ensure(), for callers with a fallback: false, holding nothing and with the CUDA error
     // cleared, where the allocation fails.
     bool try_ensure(std::size_t count) noexcept {
