@@ -158,9 +158,15 @@ Size Window::framebuffer_size() const {
     return s;
 }
 
-std::string Window::gl_renderer() const {
-    const GLubyte* r = glGetString(GL_RENDERER);
+namespace {
+std::string gl_string(GLenum name) {
+    const GLubyte* r = glGetString(name);
     return r ? reinterpret_cast<const char*>(r) : "";
 }
+}  // namespace
+
+std::string Window::gl_renderer() const { return gl_string(GL_RENDERER); }
+std::string Window::gl_vendor() const { return gl_string(GL_VENDOR); }
+std::string Window::gl_version() const { return gl_string(GL_VERSION); }
 
 }  // namespace corrtrack

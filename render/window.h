@@ -48,6 +48,8 @@ public:
     void swap();
     Size framebuffer_size() const;
     std::string gl_renderer() const;  // "llvmpipe (LLVM 15.0.6, 256 bits)" etc.
+    std::string gl_vendor() const;    // "Mesa", "NVIDIA Corporation"
+    std::string gl_version() const;   // "4.5 (Core Profile) Mesa 22.3.6" etc.
 
 private:
     static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods);
