@@ -1,12 +1,16 @@
 // The desktop window: GLFW with an OpenGL 3.3 core context loaded through GLEW, and the Dear
-// ImGui context with its GLFW + OpenGL 3 backends bound to it.
+// ImGui context with its GLFW + OpenGL 3 backends bound to it. CORRTRACK_GL_API picks how the
+// context is made: unset, GLX (X11's default); egl, EGL on the same window; egl-device, an EGL
+// device pbuffer beside a window without a context (egl_offscreen.h).
 // Thread rules: main thread only (GLFW and GL demand it); one Window per process.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "corrtrack/image.h"
+#include "render/egl_offscreen.h"
 
 struct GLFWwindow;
 
@@ -56,6 +60,9 @@ private:
     static void on_any_input(GLFWwindow* w);
 
     GLFWwindow* window_ = nullptr;
+    // CORRTRACK_GL_API=egl-device: the context and the drawing on an EGL device pbuffer.
+    std::unique_ptr<EglOffscreen> offscreen_;
+    Size offscreen_size_;
     bool glfw_ready_ = false, imgui_ready_ = false;
     bool vsync_ = false;
     bool input_seen_ = true;
