@@ -29,6 +29,12 @@
 #   e2e        corrtrack bench --e2e on 1080p and 4K H.264 clips made here (testsrc2, x264
 #              veryfast): decode-only vs decode+track, software and NVDEC; e2e.txt, e2e.json
 #              (extra flags in E2E_ARGS; limit T_E2E, 150 s)
+#   gui        the GUI's window (scripts/gpu_gui.sh): the carried Xvfb (.gpu/carry/xvfb.tar.xz)
+#              with NVIDIA's GL (GLX, else EGL), `corrtrack gui --stats` on the e2e step's
+#              1080p and 4K clips (made here when missing) with 1 and 16 targets and NVDEC:
+#              loop fps, frame times, GL strings, interop on/off; the A/B full-frame mode
+#              (cuda_mma_fused vs cuda_dp4a_ilp); gui/gui.txt, gui/gui.json and 3 screenshots
+#              (limit T_GUI, 150 s). Only when named in STEPS.
 #   python     the Python package from .gpu/python (scripts/gpu_python_bundle.sh: the module for
 #              CPython's stable ABI, 3.12+, and pytest's wheels) on the host's python3 with its
 #              PyTorch, CuPy and OpenCV: the pytest suites with CORRTRACK_REQUIRE_GPU=1 (a GPU
@@ -74,8 +80,8 @@
 #                           assets or run the CLI through the baked-in CORRTRACK_SOURCE_DIR and
 #                           CORRTRACK_BINARY find them
 #   T_TOTAL T_FFMPEG T_SMI T_TESTS T_TEST_MAX T_MEMCHECK T_RACECHECK T_INITCHECK T_BENCH T_NVDEC
-#   T_SOAK T_PYTHON         time limits in seconds (defaults 450 240 20 130 90 60 60 60 170 60
-#                           300 300); each sanitizer tool's limit is shared by its two runs;
+#   T_SOAK T_PYTHON T_GUI   time limits in seconds (defaults 450 240 20 130 90 60 60 60 170 60
+#                           300 300 150); each sanitizer tool's limit is shared by its two runs;
 #                           T_TESTS is shared by all test binaries, T_TEST_MAX caps any one of
 #                           them, T_TOTAL caps the whole run
 set -uo pipefail
@@ -127,6 +133,7 @@ T_NVDEC="${T_NVDEC:-60}"
 T_E2E="${T_E2E:-150}"
 T_PYTHON="${T_PYTHON:-300}"
 T_EVAL="${T_EVAL:-120}"
+T_GUI="${T_GUI:-150}"
 SANITIZER_GTEST_FILTER="${SANITIZER_GTEST_FILTER:-*KernelSweep*cuda_*}"
 SANITIZER_TRACKER_FILTER="${SANITIZER_TRACKER_FILTER:-*MultiTracker*:*SameTrack*:*TrackLoop*}"
 SOAK_FRAMES="${SOAK_FRAMES:-90000}"
@@ -139,8 +146,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|python|eval) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|python|eval|gui) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval gui)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -169,6 +176,10 @@ publish() {  # copy the results to $OUT (at most 8 files come back from the devi
   for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json; do
     [ -f "$out/$f" ] && cp -f "$out/$f" "$final/$f"
   done
+  if [ -d "$out/gui" ]; then  # the table, the summaries and 3 screenshots (8 files come back)
+    mkdir -p "$final/gui"
+    for f in "$out"/gui/gui.txt "$out"/gui/gui.json "$out"/gui/*.png; do [ -f "$f" ] && cp -f "$f" "$final/gui/"; done
+  fi
   tar -C "$out" -czf "$final/gpu_check.tar.gz.tmp" . 2>/dev/null && mv -f "$final/gpu_check.tar.gz.tmp" "$final/gpu_check.tar.gz"
 }
 record() {  # name status seconds log
@@ -238,7 +249,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval; then
+if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e python eval gui; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -450,24 +461,45 @@ EOF
   record nvdec "$(status_of $rc)${fps:+: $fps}" $((SECONDS - t0)) nvdec.txt
 fi
 
+# The e2e and gui steps' clips: 1080p (600 frames) and 4K (300 frames) H.264, made here.
+make_clips() {
+  [ -s "$out/e2e-1080p.mp4" ] && [ -s "$out/e2e-4k.mp4" ] && return 0
+  local ff="$ffprefix/bin/ffmpeg"
+  "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
+    -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-1080p.mp4" &&
+  "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=3840x2160:rate=30:duration=10 \
+    -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-4k.mp4"
+}
+
 # e2e: the whole pipeline (decode thread, pinned slots or NVDEC surfaces, copy, track) on
 # 1080p and 4K H.264 clips made here, software decode and NVDEC, each against decoding alone.
 if want e2e; then
   t0=$SECONDS
   lim="$(limit_of "$T_E2E")"
-  ff="$ffprefix/bin/ffmpeg"
-  {
-    "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
-      -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-1080p.mp4" &&
-    "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=3840x2160:rate=30:duration=10 \
-      -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-4k.mp4"
-  } >"$out/e2e.log" 2>&1
+  make_clips >"$out/e2e.log" 2>&1
   # shellcheck disable=SC2086  # E2E_ARGS is a list of words on purpose
   timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" bench \
     --e2e "$out/e2e-1080p.mp4,$out/e2e-4k.mp4" --json "$out/e2e.json" ${E2E_ARGS:-} >"$out/e2e.txt" 2>>"$out/e2e.log"
   rc=$?
-  rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
+  want gui || rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
   record e2e "$(status_of $rc)" $((SECONDS - t0)) "e2e.txt, e2e.log"
+fi
+
+# gui: the GUI's whole window on this GPU: carried Xvfb, NVIDIA's GL, NVDEC, interop
+if want gui; then
+  t0=$SECONDS
+  lim="$(limit_of "$T_GUI")"
+  if make_clips >"$out/gui-clips.log" 2>&1; then
+    timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" bash "$repo/scripts/gpu_gui.sh" "$out/gui" \
+      "$build/app/corrtrack" "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4" >"$out/gui.log" 2>&1
+    rc=$?
+  else
+    echo "making the clips failed: $(tail -n 3 "$out/gui-clips.log")" >"$out/gui.log"; rc=2
+  fi
+  rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
+  why="$(grep -m1 'gpu_gui: FAILED' "$out/gui.log" | sed 's/^gpu_gui: FAILED: //')"
+  line="$(cat "$out/gui/gui-line.txt" 2>/dev/null)"
+  record gui "$(status_of $rc)${why:+: $why}${line:+: $line}" $((SECONDS - t0)) "gui.log, gui/"
 fi
 
 # python: the Python package on the host's Python, GPU cases required
