@@ -59,9 +59,12 @@ if [ ! -x /usr/bin/xkbcomp ]; then
     "$xv" "$xv" >/usr/bin/xkbcomp && chmod 755 /usr/bin/xkbcomp || fail "no /usr/bin/xkbcomp and cannot write one"
   say "wrote /usr/bin/xkbcomp (a wrapper of $xv/bin/xkbcomp)"
 fi
+# Run as root, Xvfb has xkbcomp write the compiled keymap into /var/lib/xkb, which only X's
+# packages make; and the font path is the built-in fonts alone (the host has no X fonts).
+[ "$(id -u)" = 0 ] && mkdir -p /var/lib/xkb
 rm -f "/tmp/.X11-unix/X${dpy#:}" "/tmp/.X${dpy#:}-lock"
 env LD_LIBRARY_PATH="$xv/lib" LIBGL_DRIVERS_PATH="$xv/dri" "$xv/bin/Xvfb" "$dpy" -screen 0 3840x2160x24 \
-  -nolisten tcp -xkbdir "$xv/xkb" >"$out/gui-xvfb.log" 2>&1 &
+  -nolisten tcp -fp built-ins -xkbdir "$xv/xkb" >"$out/gui-xvfb.log" 2>&1 &
 xpid=$!
 trap 'kill $xpid 2>/dev/null; wait $xpid 2>/dev/null' EXIT
 for _ in $(seq 1 100); do
@@ -78,7 +81,8 @@ say "Xvfb $dpy (pid $xpid) from $xv"
 # NVIDIA's GL vendor libraries (libGLX_nvidia, libEGL_nvidia) where the driver put them.
 if [ -n "$vendor" ]; then
   export __GLX_VENDOR_LIBRARY_NAME="$vendor"
-  for d in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
+  # (the system folders are searched anyway; a container's driver folder may not be)
+  for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
     [ -e "$d/libGLX_nvidia.so.0" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"
   done
   f=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
