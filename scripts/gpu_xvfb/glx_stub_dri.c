@@ -11,7 +11,7 @@
 #include <string.h>
 
 typedef struct DriExtension {
-    const char *name;
+    const char* name;
     int version;
 } DriExtension;
 
@@ -25,40 +25,63 @@ typedef void DriContext;
 
 typedef struct DriCoreExtension {
     DriExtension base;
-    DriScreen *(*create_new_screen)(int, int, unsigned, const DriExtension **, const DriConfig ***, void *);
-    void (*destroy_screen)(DriScreen *);
-    const DriExtension **(*get_extensions)(DriScreen *);
-    int (*get_config_attrib)(const DriConfig *, unsigned, unsigned *);
-    int (*index_config_attrib)(const DriConfig *, int, unsigned *, unsigned *);
-    DriDrawable *(*create_new_drawable)(DriScreen *, const DriConfig *, unsigned, int *, void *);
-    void (*destroy_drawable)(DriDrawable *);
-    void (*swap_buffers)(DriDrawable *);
-    DriContext *(*create_new_context)(DriScreen *, const DriConfig *, DriContext *, void *);
-    int (*copy_context)(DriContext *, DriContext *, unsigned long);
-    void (*destroy_context)(DriContext *);
-    int (*bind_context)(DriContext *, DriDrawable *, DriDrawable *);
-    int (*unbind_context)(DriContext *);
+    DriScreen* (*create_new_screen)(int, int, unsigned, const DriExtension**, const DriConfig***, void*);
+    void (*destroy_screen)(DriScreen*);
+    const DriExtension** (*get_extensions)(DriScreen*);
+    int (*get_config_attrib)(const DriConfig*, unsigned, unsigned*);
+    int (*index_config_attrib)(const DriConfig*, int, unsigned*, unsigned*);
+    DriDrawable* (*create_new_drawable)(DriScreen*, const DriConfig*, unsigned, int*, void*);
+    void (*destroy_drawable)(DriDrawable*);
+    void (*swap_buffers)(DriDrawable*);
+    DriContext* (*create_new_context)(DriScreen*, const DriConfig*, DriContext*, void*);
+    int (*copy_context)(DriContext*, DriContext*, unsigned long);
+    void (*destroy_context)(DriContext*);
+    int (*bind_context)(DriContext*, DriDrawable*, DriDrawable*);
+    int (*unbind_context)(DriContext*);
 } DriCoreExtension;
 
 /* Version 3: the server then offers GLX_ARB_create_context(_profile), which GLFW's core
  * profile needs; the two context entry points only refuse. */
 typedef struct DriSwrastExtension {
     DriExtension base;
-    DriScreen *(*create_new_screen)(int, const DriExtension **, const DriConfig ***, void *);
-    DriDrawable *(*create_new_drawable)(DriScreen *, const DriConfig *, void *);
-    DriContext *(*create_new_context_for_api)(DriScreen *, int, const DriConfig *, DriContext *, void *);
-    DriContext *(*create_context_attribs)(DriScreen *, int, const DriConfig *, DriContext *, unsigned,
-                                          const unsigned *, unsigned *, void *);
+    DriScreen* (*create_new_screen)(int, const DriExtension**, const DriConfig***, void*);
+    DriDrawable* (*create_new_drawable)(DriScreen*, const DriConfig*, void*);
+    DriContext* (*create_new_context_for_api)(DriScreen*, int, const DriConfig*, DriContext*, void*);
+    DriContext* (*create_context_attribs)(DriScreen*, int, const DriConfig*, DriContext*, unsigned, const unsigned*,
+                                          unsigned*, void*);
 } DriSwrastExtension;
 
 /* __DRI_ATTRIB_* indices and values of dri_interface.h. */
 enum {
-    kBufferSize = 1, kRedSize = 3, kGreenSize = 4, kBlueSize = 5, kAlphaSize = 7, kDepthSize = 9,
-    kStencilSize = 10, kRenderType = 17, kConformant = 19, kDoubleBuffer = 20, kTransparentType = 23,
-    kTransparentIndex = 24, kTransparentRed = 25, kTransparentAlpha = 28, kRedMask = 30, kGreenMask = 31,
-    kBlueMask = 32, kAlphaMask = 33, kSwapMethod = 40, kMaxSwapInterval = 41, kBindToTextureRgb = 43,
-    kBindToTextureRgba = 44, kBindToTextureTargets = 46, kYInverted = 47, kRedShift = 50, kGreenShift = 51,
-    kBlueShift = 52, kAlphaShift = 53, kAttribMax = 54
+    kBufferSize = 1,
+    kRedSize = 3,
+    kGreenSize = 4,
+    kBlueSize = 5,
+    kAlphaSize = 7,
+    kDepthSize = 9,
+    kStencilSize = 10,
+    kRenderType = 17,
+    kConformant = 19,
+    kDoubleBuffer = 20,
+    kTransparentType = 23,
+    kTransparentIndex = 24,
+    kTransparentRed = 25,
+    kTransparentAlpha = 28,
+    kRedMask = 30,
+    kGreenMask = 31,
+    kBlueMask = 32,
+    kAlphaMask = 33,
+    kSwapMethod = 40,
+    kMaxSwapInterval = 41,
+    kBindToTextureRgb = 43,
+    kBindToTextureRgba = 44,
+    kBindToTextureTargets = 46,
+    kYInverted = 47,
+    kRedShift = 50,
+    kGreenShift = 51,
+    kBlueShift = 52,
+    kAlphaShift = 53,
+    kAttribMax = 54
 };
 #define RGBA_BIT 0x01u
 #define GLX_NONE 0x8000u
@@ -68,11 +91,14 @@ enum {
 /* BGRA/BGRX 8888 as an X TrueColor visual lays them out (red in bits 16..23), with and
  * without depth/stencil: enough for a depth-24 screen and its 32-bit composite visual. */
 static const DriConfig kConfigs[] = {
-    {8, 8, 8, 0, 0, 0}, {8, 8, 8, 0, 24, 8}, {8, 8, 8, 8, 0, 0}, {8, 8, 8, 8, 24, 8},
+    {8, 8, 8, 0, 0, 0},
+    {8, 8, 8, 0, 24, 8},
+    {8, 8, 8, 8, 0, 0},
+    {8, 8, 8, 8, 24, 8},
 };
 #define CONFIG_COUNT (sizeof kConfigs / sizeof kConfigs[0])
 
-static unsigned shift_of(const DriConfig *c, int channel) {
+static unsigned shift_of(const DriConfig* c, int channel) {
     switch (channel) {
     case 0: return 16;
     case 1: return 8;
@@ -81,12 +107,12 @@ static unsigned shift_of(const DriConfig *c, int channel) {
     }
 }
 
-static unsigned mask_of(const DriConfig *c, int channel, unsigned bits) {
+static unsigned mask_of(const DriConfig* c, int channel, unsigned bits) {
     return bits ? ((1u << bits) - 1u) << shift_of(c, channel) : 0;
 }
 
 /* The server walks indices from 0 until this returns 0; 0 is no attribute (value 0), as in Mesa. */
-static int index_config_attrib(const DriConfig *c, int index, unsigned *attrib, unsigned *value) {
+static int index_config_attrib(const DriConfig* c, int index, unsigned* attrib, unsigned* value) {
     if (index < 0 || index >= kAttribMax) return 0;
     unsigned v = 0;
     switch (index) {
@@ -125,81 +151,91 @@ static int index_config_attrib(const DriConfig *c, int index, unsigned *attrib, 
     return 1;
 }
 
-static int get_config_attrib(const DriConfig *c, unsigned attrib, unsigned *value) {
+static int get_config_attrib(const DriConfig* c, unsigned attrib, unsigned* value) {
     unsigned a;
     return index_config_attrib(c, (int)attrib, &a, value);
 }
 
 /* The screen is the NULL-terminated config list the server reads (and frees entries of). */
-static DriScreen *create_screen(const DriConfig ***configs) {
-    const DriConfig **list = calloc(CONFIG_COUNT + 1, sizeof *list);
+static DriScreen* create_screen(const DriConfig*** configs) {
+    const DriConfig** list = calloc(CONFIG_COUNT + 1, sizeof *list);
     if (!list) return NULL;
     for (size_t i = 0; i < CONFIG_COUNT; ++i) {
-        DriConfig *copy = malloc(sizeof *copy); /* the server frees each config */
+        DriConfig* copy = malloc(sizeof *copy); /* the server frees each config */
         if (!copy) return NULL;
         memcpy(copy, &kConfigs[i], sizeof *copy);
         list[i] = copy;
     }
     *configs = list;
-    return (DriScreen *)list;
+    return (DriScreen*)list;
 }
 
-static DriScreen *swrast_create_screen(int screen, const DriExtension **loader, const DriConfig ***configs,
-                                       void *priv) {
+static DriScreen* swrast_create_screen(int screen, const DriExtension** loader, const DriConfig*** configs,
+                                       void* priv) {
     (void)screen, (void)loader, (void)priv;
     return create_screen(configs);
 }
 
-static DriScreen *core_create_screen(int screen, int fd, unsigned sarea, const DriExtension **loader,
-                                     const DriConfig ***configs, void *priv) {
+static DriScreen* core_create_screen(int screen, int fd, unsigned sarea, const DriExtension** loader,
+                                     const DriConfig*** configs, void* priv) {
     (void)screen, (void)fd, (void)sarea, (void)loader, (void)priv;
     return create_screen(configs);
 }
 
-static void destroy_screen(DriScreen *s) { (void)s; /* the server frees the configs and the list */ }
+static void destroy_screen(DriScreen* s) { (void)s; /* the server frees the configs and the list */ }
 
-static const DriExtension **get_extensions(DriScreen *s) {
-    static const DriExtension *none[] = {NULL};
+static const DriExtension** get_extensions(DriScreen* s) {
+    static const DriExtension* none[] = {NULL};
     (void)s;
     return none;
 }
 
-static DriDrawable *swrast_create_drawable(DriScreen *s, const DriConfig *c, void *priv) {
+static DriDrawable* swrast_create_drawable(DriScreen* s, const DriConfig* c, void* priv) {
     (void)s, (void)c, (void)priv;
-    return (DriDrawable *)1; /* never rendered to: no contexts */
+    return (DriDrawable*)1; /* never rendered to: no contexts */
 }
 
-static void destroy_drawable(DriDrawable *d) { (void)d; }
+static void destroy_drawable(DriDrawable* d) { (void)d; }
 
 /* Indirect rendering: refused. */
-static DriContext *create_context(DriScreen *s, const DriConfig *c, DriContext *shared, void *priv) {
+static DriContext* create_context(DriScreen* s, const DriConfig* c, DriContext* shared, void* priv) {
     (void)s, (void)c, (void)shared, (void)priv;
     return NULL;
 }
 
-static DriContext *create_context_for_api(DriScreen *s, int api, const DriConfig *c, DriContext *shared,
-                                          void *priv) {
+static DriContext* create_context_for_api(DriScreen* s, int api, const DriConfig* c, DriContext* shared, void* priv) {
     (void)api;
     return create_context(s, c, shared, priv);
 }
 
-static DriContext *create_context_attribs(DriScreen *s, int api, const DriConfig *c, DriContext *shared,
-                                          unsigned n, const unsigned *attribs, unsigned *error, void *priv) {
+static DriContext* create_context_attribs(DriScreen* s, int api, const DriConfig* c, DriContext* shared, unsigned n,
+                                          const unsigned* attribs, unsigned* error, void* priv) {
     (void)n, (void)attribs;
     *error = 1; /* __DRI_CTX_ERROR_NO_MEMORY */
     return create_context_for_api(s, api, c, shared, priv);
 }
 
 static const DriCoreExtension kCore = {
-    {"DRI_Core", 1},    core_create_screen, destroy_screen, get_extensions, get_config_attrib,
-    index_config_attrib, NULL,              destroy_drawable, NULL,          create_context,
-    NULL,               NULL,               NULL,             NULL,
+    {"DRI_Core", 1},
+    core_create_screen,
+    destroy_screen,
+    get_extensions,
+    get_config_attrib,
+    index_config_attrib,
+    NULL,
+    destroy_drawable,
+    NULL,
+    create_context,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 static const DriSwrastExtension kSwrast = {
     {"DRI_SWRast", 3}, swrast_create_screen, swrast_create_drawable, create_context_for_api, create_context_attribs,
 };
 
-static const DriExtension *kExtensions[] = {&kCore.base, &kSwrast.base, NULL};
+static const DriExtension* kExtensions[] = {&kCore.base, &kSwrast.base, NULL};
 
-const DriExtension **__driDriverGetExtensions_swrast(void) { return kExtensions; }
+const DriExtension** __driDriverGetExtensions_swrast(void) { return kExtensions; }
