@@ -1,9 +1,12 @@
 // `gui --stats`: the screenshot mode timing every frame it draws. The summary counts the frames
 // asked for, draws each, gives positive timings that add up, and names what ran (kernel,
 // targets, decode path, GL strings, the A/B result); --stats without --screenshot is refused.
-// Part of the test_gui binary (its own Xvfb when $DISPLAY is unset).
+// CORRTRACK_GL_API=egl-device (the GPU host's way round an X server its GL cannot use) draws
+// the same UI into an EGL device pbuffer. Part of the test_gui binary (its own Xvfb when
+// $DISPLAY is unset).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +17,12 @@
 namespace corrtrack {
 namespace {
 
+using test::Image;
 using test::kSample;
 using test::kSampleBox;
+using test::outline_hits;
+using test::parse_printed;
+using test::Printed;
 
 TEST_F(Gui, StatsCountEveryDrawnFrameAndNameWhatRan) {
     REQUIRE_DISPLAY();
@@ -61,6 +68,29 @@ TEST_F(Gui, StatsCountEveryDrawnFrameAndNameWhatRan) {
     const auto bad = test::run_cli("gui " + kSample + " --stats " + json, dir_->path());
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_NE(bad.err.find("--stats needs --screenshot"), std::string::npos) << bad.err;
+}
+
+TEST_F(Gui, EglDeviceContextDrawsTheWholeUiIntoItsPbuffer) {
+    REQUIRE_DISPLAY();
+    const std::string json = file("egl.json"), png = file("egl.png");
+    setenv("CORRTRACK_GL_API", "egl-device", 1);
+    const auto r = test::run_cli("gui " + kSample + " --box " + kSampleBox + " --kernel cpu_fast --screenshot " + png +
+                                     " --frames 8 --window 1024x640 --print-box --stats " + json,
+                                 dir_->path());
+    unsetenv("CORRTRACK_GL_API");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(test::read_text(json));
+    EXPECT_EQ(j.at("drawn").get<long>(), 8);
+    EXPECT_FALSE(j.at("gl").at("renderer").get<std::string>().empty());
+    EXPECT_EQ(j.at("window"), nlohmann::json({1024, 640}));
+    // The pbuffer holds the drawn UI: the tracked box's outline where --print-box puts it.
+    const Printed p = parse_printed(r.out);
+    ASSERT_EQ(p.box.count(0), 1u) << r.out;
+    Image img;
+    ASSERT_TRUE(img.load(png)) << png;
+    EXPECT_EQ(img.width, 1024);
+    EXPECT_EQ(img.height, 640);
+    EXPECT_GT(outline_hits(img, p, p.box.at(0), 60, 255, 90), 0.9);
 }
 
 }  // namespace
