@@ -80,6 +80,10 @@ int run_gui_command(GuiArgs& a) {
         std::fprintf(stderr, "corrtrack gui: --frames must be at least 1\n");
         return kExitUsage;
     }
+    if (!g.stats.empty() && g.screenshot.empty()) {
+        std::fprintf(stderr, "corrtrack gui: --stats needs --screenshot PNG and --frames N\n");
+        return kExitUsage;
+    }
     if (!a.ab.empty()) {
         const auto comma = a.ab.find(',');
         g.ab_a = comma == std::string::npos ? "" : a.ab.substr(0, comma);
@@ -130,6 +134,10 @@ void register_gui_command(CLI::App& root, CommandOutcome& outcome) {
     cmd->add_flag("--print-box", g.print_box,
                   "screenshot mode: print the frame, the letterbox (view x0 y0 scale) and each target's box, "
                   "search window and heatmap rectangle");
+    cmd->add_option("--stats", g.stats,
+                    "screenshot mode: draw every frame as the interactive loop does and write the loop's timing "
+                    "(fps, frame/track/draw ms), kernel, decode and interop paths and GL strings as JSON here "
+                    "(-: stdout)");
     cmd->add_option("--ab", args->ab, "A/B panel open, comparing kernels A,B from the first frame");
     cmd->add_option("--ab-full", g.ab_full_side,
                     "with --ab: compare on the whole frame with a SIDE x SIDE template (16, 32, 64 or 128) from "

@@ -9,6 +9,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -17,17 +18,38 @@
 #include "app/cli/cli_common.h"
 #include "imgui.h"
 #include "render/gui_controller.h"
+#include "render/gui_stats.h"
 #include "render/window.h"
 
 namespace corrtrack {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
 // Screenshot mode: `frames` frames at full speed, the UI drawn, the window written as PNG.
+// With --stats every frame is also drawn and swapped, as the interactive loop does, and timed.
 int run_screenshot(const GuiOptions& options, GuiController& app, Window& window) {
     Playback& playback = app.playback();
-    while (playback.frames_done() < options.frames && playback.advance()) {
+    const bool stats = !options.stats.empty();
+    LoopStats loop;
+    if (stats && playback.frames_done() > 0) {  // the first frame, tracked on open: drawn too
+        const auto t0 = Clock::now();
+        app.draw();
+        window.poll_events();
+        loop.add(0, ms_between(t0, Clock::now()));
+    }
+    while (playback.frames_done() < options.frames) {
+        const auto t0 = Clock::now();
+        if (!playback.advance()) break;
         app.track_frame();
+        const auto t1 = Clock::now();
+        if (stats) app.draw();
         window.poll_events();  // keeps the window responsive to the X server
+        if (stats) loop.add(ms_between(t0, t1), ms_between(t1, Clock::now()));
     }
     if (playback.session() && playback.frames_done() < options.frames && !playback.session_error().empty()) {
         std::fprintf(stderr, "corrtrack gui: %s\n", playback.session_error().c_str());
@@ -38,6 +60,7 @@ int run_screenshot(const GuiOptions& options, GuiController& app, Window& window
     bool ok = false;
     app.draw(options.screenshot, &ok);
     if (options.print_box) app.print_state();
+    if (stats && !write_stats(options.stats, loop.summary(playback.frames_done(), app.stats_fields()))) ok = false;
     return ok ? 0 : kExitInput;
 }
 

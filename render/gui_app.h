@@ -37,8 +37,11 @@ struct GuiOptions {
     std::string screenshot;
     long frames = 1;
     bool print_box = false;  // stdout: frame, letterbox, boxes, search windows
-    std::string csv;         // per-frame rows as they are tracked (track's columns)
-    std::string log;         // UI events, one JSON object per line
+    // --stats PATH (screenshot mode): every frame drawn as the interactive loop does, timed;
+    // the summary as JSON in PATH ("-": stdout). gui_stats.h.
+    std::string stats;
+    std::string csv;  // per-frame rows as they are tracked (track's columns)
+    std::string log;  // UI events, one JSON object per line
     bool pause_at_start = false;
     bool max_speed = false;
     HeatmapMode heatmap = HeatmapMode::kOverlay;

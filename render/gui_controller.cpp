@@ -118,6 +118,11 @@ void GuiController::attach_window() {
     model_.gl_renderer = window_.gl_renderer();
     frame_sink_ = make_frame_sink();  // probes CUDA-GL interop with this window's context
     playback_.set_frame_sink(frame_sink_.get());
+    // Which GL the window got decides whether interop can work: say it where it is measured.
+    if (!opt_.stats.empty())
+        std::fprintf(stderr, "corrtrack gui: GL vendor '%s', renderer '%s', version '%s'; CUDA-GL interop %s\n",
+                     window_.gl_vendor().c_str(), model_.gl_renderer.c_str(), window_.gl_version().c_str(),
+                     frame_sink_->takes_device_frames() ? "on" : "off");
 }
 
 // ---- inputs and frames ----
@@ -446,6 +451,47 @@ void GuiController::print_state() const {
     else if (ab.enabled)
         std::printf("ab error %s\n", ab.error.c_str());
     std::fflush(stdout);
+}
+
+nlohmann::json GuiController::stats_fields() const {
+    const Size fb = window_.framebuffer_size();
+    const Size frame = playback_.current().size();
+    bool heat_interop = false;
+    for (const GuiTarget& t : targets_.all()) heat_interop = heat_interop || (t.heat && t.heat->takes_device_maps());
+    nlohmann::json j = {
+        {"kernel", model_.kernel_running},
+        {"targets", targets_.size()},
+        {"decode", model_.decode_mode},
+        {"decode_note", model_.decode_note},
+        {"frames_to_gl", frame_sink_->path()},
+        // The path the last frame took; the sink may take device frames yet get host ones.
+        {"frame_interop", std::string(frame_sink_->path()).find("interop") != std::string::npos},
+        {"interop_available", frame_sink_->takes_device_frames()},
+        {"heatmap_interop", heat_interop},
+        {"gpu", model_.gpu},
+        {"gl",
+         {{"vendor", window_.gl_vendor()}, {"renderer", window_.gl_renderer()}, {"version", window_.gl_version()}}},
+        {"window", {fb.width, fb.height}},
+        {"frame", {frame.width, frame.height}},
+        {"last_frame", playback_.current().index},
+    };
+    const AbModel& ab = model_.ab;
+    if (ab.enabled)
+        j["ab"] = {{"a", ab.a},
+                   {"b", ab.b},
+                   {"scope", ab.full_frame ? "full" : "window"},
+                   {"template", ab.full_frame ? ab.templ_side : 0},
+                   {"valid", ab.valid},
+                   {"error", ab.error},
+                   {"ms_a", ab.ms_a},
+                   {"ms_b", ab.ms_b},
+                   {"ratio", ab.ratio},
+                   {"max_diff", ab.max_diff},
+                   {"peaks_agree", ab.peaks_agree},
+                   {"runs", ab.samples},
+                   {"timing", ab.timing},
+                   {"map", {ab.map_size[0], ab.map_size[1]}}};
+    return j;
 }
 
 }  // namespace corrtrack

@@ -65,6 +65,9 @@ public:
     // One UI frame; with `capture_png`, the back buffer is written there before the swap.
     void draw(const std::string& capture_png = "", bool* capture_ok = nullptr);
     void print_state() const;  // --print-box
+    // --stats: what ran and how (kernel, targets, decode and interop paths, GL, A/B), for the
+    // summary LoopStats completes.
+    nlohmann::json stats_fields() const;
 
     // Teardown in a fixed order; idempotent (the destructor calls it too).
     void shutdown();

@@ -4,6 +4,7 @@
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "imgui.h"
@@ -72,15 +73,28 @@ bool Window::open(const WindowOptions& o, std::string* error) {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    // X servers whose GLX the GL vendor cannot use (scripts/gpu_gui.sh tries these after GLX).
+    const char* env_api = std::getenv("CORRTRACK_GL_API");
+    const std::string api = env_api ? env_api : "";
+    if (api == "egl") glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
+    if (api == "egl-device") glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
     window_ = glfwCreateWindow(o.width, o.height, o.title.c_str(), nullptr, nullptr);
     if (!window_) {
         *error = "cannot create a " + std::to_string(o.width) + "x" + std::to_string(o.height) +
                  " window with OpenGL 3.3 core: " + last_glfw_error();
         return false;
     }
-    glfwMakeContextCurrent(window_);
+    if (api == "egl-device") {
+        offscreen_ = std::make_unique<EglOffscreen>();
+        if (!offscreen_->open(o.width, o.height, error)) return false;
+        offscreen_size_ = {o.width, o.height};
+    } else {
+        glfwMakeContextCurrent(window_);
+    }
     glewExperimental = GL_TRUE;  // core profiles hide extension strings GLEW would otherwise test
-    if (const GLenum err = glewInit(); err != GLEW_OK) {
+    // glewInit loads the GL entry points, then wants a GLX display, which EGL contexts lack.
+    const GLenum err = glewInit();
+    if (err != GLEW_OK && !(err == GLEW_ERROR_NO_GLX_DISPLAY && api.rfind("egl", 0) == 0)) {
         *error = std::string("GLEW: ") + reinterpret_cast<const char*>(glewGetErrorString(err));
         return false;
     }
@@ -101,7 +115,10 @@ bool Window::open(const WindowOptions& o, std::string* error) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     setup_style(o.font_px);
-    ImGui_ImplGlfw_InitForOpenGL(window_, true);
+    if (offscreen_)
+        ImGui_ImplGlfw_InitForOther(window_, true);
+    else
+        ImGui_ImplGlfw_InitForOpenGL(window_, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
     imgui_ready_ = true;
     return true;
@@ -123,7 +140,7 @@ bool Window::take_input_seen() {
 
 void Window::set_vsync(bool on) {
     vsync_ = on;
-    glfwSwapInterval(on ? 1 : 0);
+    if (!offscreen_) glfwSwapInterval(on ? 1 : 0);  // a pbuffer has no display to wait for
 }
 
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
@@ -150,17 +167,29 @@ void Window::render() {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
-void Window::swap() { glfwSwapBuffers(window_); }
+void Window::swap() {
+    if (offscreen_)
+        offscreen_->swap();
+    else
+        glfwSwapBuffers(window_);
+}
 
 Size Window::framebuffer_size() const {
+    if (offscreen_) return offscreen_size_;
     Size s;
     glfwGetFramebufferSize(window_, &s.width, &s.height);
     return s;
 }
 
-std::string Window::gl_renderer() const {
-    const GLubyte* r = glGetString(GL_RENDERER);
+namespace {
+std::string gl_string(GLenum name) {
+    const GLubyte* r = glGetString(name);
     return r ? reinterpret_cast<const char*>(r) : "";
 }
+}  // namespace
+
+std::string Window::gl_renderer() const { return gl_string(GL_RENDERER); }
+std::string Window::gl_vendor() const { return gl_string(GL_VENDOR); }
+std::string Window::gl_version() const { return gl_string(GL_VERSION); }
 
 }  // namespace corrtrack

@@ -1,12 +1,16 @@
 // The desktop window: GLFW with an OpenGL 3.3 core context loaded through GLEW, and the Dear
-// ImGui context with its GLFW + OpenGL 3 backends bound to it.
+// ImGui context with its GLFW + OpenGL 3 backends bound to it. CORRTRACK_GL_API picks how the
+// context is made: unset, GLX (X11's default); egl, EGL on the same window; egl-device, an EGL
+// device pbuffer beside a window without a context (egl_offscreen.h).
 // Thread rules: main thread only (GLFW and GL demand it); one Window per process.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "corrtrack/image.h"
+#include "render/egl_offscreen.h"
 
 struct GLFWwindow;
 
@@ -48,12 +52,17 @@ public:
     void swap();
     Size framebuffer_size() const;
     std::string gl_renderer() const;  // "llvmpipe (LLVM 15.0.6, 256 bits)" etc.
+    std::string gl_vendor() const;    // "Mesa", "NVIDIA Corporation"
+    std::string gl_version() const;   // "4.5 (Core Profile) Mesa 22.3.6" etc.
 
 private:
     static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods);
     static void on_any_input(GLFWwindow* w);
 
     GLFWwindow* window_ = nullptr;
+    // CORRTRACK_GL_API=egl-device: the context and the drawing on an EGL device pbuffer.
+    std::unique_ptr<EglOffscreen> offscreen_;
+    Size offscreen_size_;
     bool glfw_ready_ = false, imgui_ready_ = false;
     bool vsync_ = false;
     bool input_seen_ = true;

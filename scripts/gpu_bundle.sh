@@ -17,9 +17,15 @@
 #             by scripts/gpu_ffmpeg_build.sh) and what FFmpeg alone pulls in, the C/C++ runtime
 #             (glibc, libstdc++, libgcc_s, libz) and the CUDA/NVIDIA libraries (cuFFT comes from
 #             the host's CUDA 13); plus libx264.so.164
-#   carry/    WHAT TRAVELS (carry ".gpu/carry"): the FFmpeg tarball (a hard link) and
-#             deps.tar.xz (lib, nvcodec, x264, zlib, tools); scripts/gpu_ffmpeg_build.sh
-#             unpacks it into .gpu/ on the GPU host. Fails if carry/ is over 40 MiB.
+#   xvfb/     a display for the GUI on the GPU host (scripts/gpu_gui.sh): Debian's Xvfb and
+#             xkbcomp (bin/), their libraries but glibc's (lib/), the keymap data (xkb/), the X
+#             libraries GLFW loads with dlopen (client/: Xrandr, Xcursor, Xi...) and
+#             dri/swrast_dri.so, a stub built from scripts/gpu_xvfb/glx_stub_dri.c that gives
+#             Xvfb's GLX its screen configs without Mesa, so clients render with NVIDIA's GL
+#   carry/    WHAT TRAVELS (carry ".gpu/carry"): the FFmpeg tarball (a hard link),
+#             deps.tar.xz (lib, nvcodec, x264, zlib, tools; scripts/gpu_ffmpeg_build.sh
+#             unpacks it into .gpu/ on the GPU host), build.tar.xz and xvfb.tar.xz (about
+#             4 MiB; only where Xvfb is installed here). Fails if carry/ is over 44 MiB.
 #   debs/     the downloaded .deb files (not carried)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +38,8 @@ say() { echo "gpu_bundle: $*"; }
 # shellcheck source=scripts/apt_sources.sh
 . "$repo/scripts/apt_sources.sh"
 die() { echo "gpu_bundle: error: $*" >&2; exit 1; }
+mib() { du -sm "$@" | awk '{ s += $1 } END { print s }'; }
+du_h() { du -sh "$@" | awk '{ print $1 }'; }
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
@@ -172,6 +180,46 @@ done
 for name in "${!path[@]}"; do cp -L "${path[$name]}" "$st/lib/$name"; done
 say "libraries for .gpu/lib: $(cd "$st/lib" && ls | tr '\n' ' ')"
 
+# ------------------------------------------------------------------ Xvfb for the GUI step
+# The GPU host has no X server and no Mesa. Staged in $x/xvfb, installed into .gpu/xvfb and
+# packed only when it differs.
+xvfb_changed=0
+if command -v Xvfb >/dev/null && command -v xkbcomp >/dev/null && [ -d /usr/share/X11/xkb ]; then
+  xs="$x/xvfb"
+  mkdir -p "$xs"/{bin,lib,dri}
+  cp "$(command -v Xvfb)" "$(command -v xkbcomp)" "$xs/bin/"
+  # Everything they load but glibc's own libraries (any host has those, newer).
+  glibc_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|libresolv)'
+  while read -r dn dp; do
+    [[ "$dn" =~ $glibc_re ]] || cp -L "$dp" "$xs/lib/$dn"
+  done < <(ldd "$xs/bin/Xvfb" "$xs/bin/xkbcomp" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u)
+  # What GLFW loads with dlopen (ldd does not see it) for the GUI, the client: in client/.
+  mkdir -p "$xs/client"
+  for n in libXrandr.so.2 libXcursor.so.1 libXinerama.so.1 libXi.so.6 libXxf86vm.so.1 libXrender.so.1 \
+    libXext.so.6 libXfixes.so.3 libX11-xcb.so.1; do
+    p="$(ldconfig -p | awk -v n="$n" '$1 == n && /x86-64/ { print $NF; exit }')"
+    [ -n "$p" ] && cp -L "$p" "$xs/client/$n"
+  done
+  cc -shared -fPIC -O2 -Wall -o "$xs/dri/swrast_dri.so" "$repo/scripts/gpu_xvfb/glx_stub_dri.c" ||
+    die "cannot build the GLX stub driver"
+  # The keymap data of Xvfb's default keymap (rules evdev, pc105, us) and what it includes:
+  # 0.7 of xkb-data's 4 MiB.
+  xkb=/usr/share/X11/xkb
+  mkdir -p "$xs/xkb"/{rules,symbols,geometry}
+  cp -r "$xkb/keycodes" "$xkb/types" "$xkb/compat" "$xs/xkb/"
+  cp "$xkb/rules/evdev" "$xs/xkb/rules/"
+  cp "$xkb/geometry/pc" "$xs/xkb/geometry/"
+  for f in pc us inet keypad altwin srvr_ctrl level3 level5 shift ctrl capslock compose group kpdl \
+    terminate latin nbsp eurosign; do cp "$xkb/symbols/$f" "$xs/xkb/symbols/"; done
+  dpkg-query -W -f='${Package} ${Version}\n' xvfb x11-xkb-utils xkb-data >"$xs/VERSION" 2>/dev/null || true
+  if [ ! -d "$gpu/xvfb" ] || ! diff -r --no-dereference "$xs" "$gpu/xvfb" >/dev/null 2>&1; then
+    rm -rf "$gpu/xvfb"; cp -a "$xs" "$gpu/xvfb"; xvfb_changed=1
+  fi
+else
+  say "no Xvfb/xkbcomp/xkb data here (Debian: xvfb x11-xkb-utils): no .gpu/carry/xvfb.tar.xz"
+  rm -rf "$gpu/xvfb"
+fi
+
 # ------------------------------------------------------------------ install into .gpu, pack
 changed=0
 for d in lib nvcodec x264 zlib tools; do
@@ -181,7 +229,8 @@ done
 printf 'ffmpeg %s\nsource %s\n' "$avver" "$orig" >"$x/VERSION"
 cmp -s "$x/VERSION" "$gpu/VERSION" 2>/dev/null || { cp "$x/VERSION" "$gpu/VERSION"; changed=1; }
 # carry/: exactly the two archives
-find "$gpu/carry" -mindepth 1 -maxdepth 1 ! -name deps.tar.xz ! -name build.tar.xz ! -name "$orig" -exec rm -rf {} +
+find "$gpu/carry" -mindepth 1 -maxdepth 1 ! -name deps.tar.xz ! -name build.tar.xz ! -name xvfb.tar.xz ! -name "$orig" \
+  -exec rm -rf {} +
 if [ ! "$gpu/carry/$orig" -ef "$gpu/src/$orig" ]; then
   rm -f "$gpu/carry/$orig"
   ln "$gpu/src/$orig" "$gpu/carry/$orig" 2>/dev/null || cp "$gpu/src/$orig" "$gpu/carry/$orig"
@@ -195,6 +244,19 @@ else
   say ".gpu/carry/deps.tar.xz is up to date"
 fi
 
+if [ -d "$gpu/xvfb" ]; then
+  if [ $xvfb_changed = 1 ] || [ ! -s "$gpu/carry/xvfb.tar.xz" ]; then
+    say "packing .gpu/carry/xvfb.tar.xz"
+    tar -C "$gpu" --owner=0 --group=0 --sort=name -cf - xvfb | xz -9 -T2 >"$gpu/carry/xvfb.tar.xz.tmp"
+    mv -f "$gpu/carry/xvfb.tar.xz.tmp" "$gpu/carry/xvfb.tar.xz"
+  else
+    say ".gpu/carry/xvfb.tar.xz is up to date"
+  fi
+  say "xvfb: unpacked $(du_h "$gpu/xvfb"), packed $(du_h "$gpu/carry/xvfb.tar.xz")"
+else
+  rm -f "$gpu/carry/xvfb.tar.xz"
+fi
+
 # The build's carried part (app/corrtrack, the test binaries, CMakeCache.txt) is over 64 MiB
 # with the tests' CUDA code: it travels as build.tar.xz (about 7 MiB), which gpu_check.sh
 # unpacks into the build folder where that has no app/corrtrack.
@@ -205,13 +267,11 @@ say "packing .gpu/carry/build.tar.xz"
 mv -f "$gpu/carry/build.tar.xz.tmp" "$gpu/carry/build.tar.xz"
 
 # ------------------------------------------------------------------ sizes
-mib() { du -sm "$@" | awk '{ s += $1 } END { print s }'; }
-du_h() { du -sh "$@" | awk '{ print $1 }'; }
 say "unpacked: .gpu/lib $(du_h "$gpu/lib"), nvcodec+x264+zlib+tools $(du -shc "$gpu"/{nvcodec,x264,zlib,tools} | tail -1 | cut -f1)"
 say "carried:  .gpu/carry $(du_h "$gpu/carry") ($(cd "$gpu/carry" && du -h ./* | awk '{ printf "%s %s  ", $2, $1 }'))"
 tree="$(cd "$repo" && { git ls-files -z; git ls-files -z --others --exclude-standard; } | xargs -0 du -cb 2>/dev/null | awk '/total$/ { s += $1 } END { printf "%d", s / 1048576 + 0.5 }')"
 total=$(( $(mib "$gpu/carry") + tree ))
 say "device call: working tree ${tree} MiB + .gpu/carry $(mib "$gpu/carry") MiB = about ${total} MiB (limit 64; .gpu/python and .gpu/data add theirs)"
-if [ "$(mib "$gpu/carry")" -gt 40 ]; then die ".gpu/carry is over 40 MiB"; fi
+if [ "$(mib "$gpu/carry")" -gt 44 ]; then die ".gpu/carry is over 44 MiB"; fi
 [ "$total" -gt 60 ] && say "warning: the device call is over 60 MiB"
 exit 0

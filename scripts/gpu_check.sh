@@ -40,6 +40,12 @@
 #              NVDEC, traced (CORRTRACK_TRACE_START=1), 4 processes: cold, warm (its cache), the old
 #              sync round without cache, cold with CUDA_MODULE_LOADING=EAGER; first.txt (limit
 #              T_FIRST, 120 s). Only when named in STEPS.
+#   gui        the GUI's window (scripts/gpu_gui.sh): the carried Xvfb (.gpu/carry/xvfb.tar.xz)
+#              with NVIDIA's GL (GLX, else EGL), `corrtrack gui --stats` on the e2e step's
+#              1080p and 4K clips (made here when missing) with 1 and 16 targets and NVDEC:
+#              loop fps, frame times, GL strings, interop on/off; the A/B full-frame mode
+#              (cuda_mma_fused vs cuda_dp4a_ilp); gui/gui.txt, gui/gui.json and 3 screenshots
+#              (limit T_GUI, 150 s). Only when named in STEPS.
 #   python     the Python package from .gpu/python (scripts/gpu_python_bundle.sh: the module for
 #              CPython's stable ABI, 3.12+, and pytest's wheels) on the host's python3 with its
 #              PyTorch, CuPy and OpenCV: the pytest suites with CORRTRACK_REQUIRE_GPU=1 (a GPU
@@ -85,8 +91,8 @@
 #                           assets or run the CLI through the baked-in CORRTRACK_SOURCE_DIR and
 #                           CORRTRACK_BINARY find them
 #   T_TOTAL T_FFMPEG T_SMI T_TESTS T_TEST_MAX T_MEMCHECK T_RACECHECK T_INITCHECK T_BENCH T_NVDEC
-#   T_SOAK T_PYTHON         time limits in seconds (defaults 450 240 20 130 90 60 60 60 170 60
-#                           300 300); each sanitizer tool's limit is shared by its two runs;
+#   T_SOAK T_PYTHON T_GUI   time limits in seconds (defaults 450 240 20 130 90 60 60 60 170 60
+#                           300 300 150); each sanitizer tool's limit is shared by its two runs;
 #                           T_TESTS is shared by all test binaries, T_TEST_MAX caps any one of
 #                           them, T_TOTAL caps the whole run
 set -uo pipefail
@@ -139,6 +145,7 @@ T_E2E="${T_E2E:-150}"
 T_CROWD="${T_CROWD:-150}"
 T_PYTHON="${T_PYTHON:-300}"
 T_EVAL="${T_EVAL:-120}"
+T_GUI="${T_GUI:-150}"
 SANITIZER_GTEST_FILTER="${SANITIZER_GTEST_FILTER:-*KernelSweep*cuda_*}"
 SANITIZER_TRACKER_FILTER="${SANITIZER_TRACKER_FILTER:-*MultiTracker*:*SameTrack*:*TrackLoop*}"
 SOAK_FRAMES="${SOAK_FRAMES:-90000}"
@@ -151,8 +158,8 @@ want() {  # STEP...: true if STEPS names any of them
   return 1
 }
 for s in $STEPS; do
-  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|crowd|first|python|eval) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd first python eval)" >&2; exit 2 ;;
+  case "$s" in ffmpeg|smi|libs|tests|sanitizer|memcheck|racecheck|initcheck|soak|bench|nvdec|e2e|crowd|first|python|eval|gui) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (ffmpeg smi libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd first python eval gui)" >&2; exit 2 ;;
   esac
 done
 limit_of() {  # LIMIT: LIMIT cut to what is left of T_TOTAL (at least 1)
@@ -181,6 +188,10 @@ publish() {  # copy the results to $OUT (at most 8 files come back from the devi
   for f in bench.csv bench.json bench.txt nvdec.txt e2e.txt e2e.json crowd.txt first.txt; do
     [ -f "$out/$f" ] && cp -f "$out/$f" "$final/$f"
   done
+  if [ -d "$out/gui" ]; then  # the table, the summaries and 3 screenshots (8 files come back)
+    mkdir -p "$final/gui"
+    for f in "$out"/gui/gui.txt "$out"/gui/gui.json "$out"/gui/*.png; do [ -f "$f" ] && cp -f "$f" "$final/gui/"; done
+  fi
   tar -C "$out" -czf "$final/gpu_check.tar.gz.tmp" . 2>/dev/null && mv -f "$final/gpu_check.tar.gz.tmp" "$final/gpu_check.tar.gz"
 }
 record() {  # name status seconds log
@@ -250,7 +261,7 @@ if [ ! -d "$libdir" ] && [ -s "$repo/.gpu/carry/deps.tar.xz" ]; then
 fi
 
 # ffmpeg: the minimal FFmpeg (needed by the libs, tests, bench and nvdec steps)
-if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd first python eval; then
+if want ffmpeg libs tests sanitizer memcheck racecheck initcheck soak bench nvdec e2e crowd first python eval gui; then
   t0=$SECONDS
   timeout -k 5 "$(limit_of "$T_FFMPEG")" env FFMPEG_PREFIX="$ffprefix" bash "$repo/scripts/gpu_ffmpeg_build.sh" >"$out/ffmpeg-build.txt" 2>&1
   rc=$?
@@ -468,22 +479,23 @@ make_clip() {
     -c:v libx264 -preset veryfast -pix_fmt yuv420p "$3"
 }
 
+# The e2e and gui steps' clips: 1080p (600 frames) and 4K (300 frames) H.264, made here.
+make_clips() {
+  [ -s "$out/e2e-1080p.mp4" ] && [ -s "$out/e2e-4k.mp4" ] && return 0
+  make_clip 1920x1080 20 "$out/e2e-1080p.mp4" && make_clip 3840x2160 10 "$out/e2e-4k.mp4"
+}
+
 # e2e: the whole pipeline (decode thread, pinned slots or NVDEC surfaces, copy, track) on
 # 1080p and 4K H.264 clips made here, software decode and NVDEC, each against decoding alone.
 if want e2e; then
   t0=$SECONDS
   lim="$(limit_of "$T_E2E")"
-  ff="$ffprefix/bin/ffmpeg"
-  {
-    make_clip 1920x1080 20 "$out/e2e-1080p.mp4" &&
-    "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=3840x2160:rate=30:duration=10 \
-      -c:v libx264 -preset veryfast -pix_fmt yuv420p "$out/e2e-4k.mp4"
-  } >"$out/e2e.log" 2>&1
+  make_clips >"$out/e2e.log" 2>&1
   # shellcheck disable=SC2086  # E2E_ARGS is a list of words on purpose
   timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" "$build/app/corrtrack" bench \
     --e2e "$out/e2e-1080p.mp4,$out/e2e-4k.mp4" --json "$out/e2e.json" ${E2E_ARGS:-} >"$out/e2e.txt" 2>>"$out/e2e.log"
   rc=$?
-  rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
+  want gui || rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
   record e2e "$(status_of $rc)" $((SECONDS - t0)) "e2e.txt, e2e.log"
 fi
 
@@ -530,6 +542,23 @@ if want first; then
   { echo "=== the cache the cold run wrote"; ls -l "$cache"; cat "$cache"/*.json; } >>"$out/first.txt" 2>&1
   rm -f "$clip"
   record first "$st:$line" $((SECONDS - t0)) "first.txt, first-*.json"
+fi
+
+# gui: the GUI's whole window on this GPU: carried Xvfb, NVIDIA's GL, NVDEC, interop
+if want gui; then
+  t0=$SECONDS
+  lim="$(limit_of "$T_GUI")"
+  if make_clips >"$out/gui-clips.log" 2>&1; then
+    timeout -k 5 "$lim" env LD_LIBRARY_PATH="$lib_path" bash "$repo/scripts/gpu_gui.sh" "$out/gui" \
+      "$build/app/corrtrack" "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4" >"$out/gui.log" 2>&1
+    rc=$?
+  else
+    echo "making the clips failed: $(tail -n 3 "$out/gui-clips.log")" >"$out/gui.log"; rc=2
+  fi
+  rm -f "$out/e2e-1080p.mp4" "$out/e2e-4k.mp4"
+  why="$(grep -m1 'gpu_gui: FAILED' "$out/gui.log" | sed 's/^gpu_gui: FAILED: //')"
+  line="$(cat "$out/gui/gui-line.txt" 2>/dev/null)"
+  record gui "$(status_of $rc)${why:+: $why}${line:+: $line}" $((SECONDS - t0)) "gui.log, gui/"
 fi
 
 # python: the Python package on the host's Python, GPU cases required
