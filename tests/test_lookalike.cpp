@@ -39,12 +39,13 @@ struct Scene {
 };
 
 // The box's left edge in the last frame: 10 clear frames, then 10 with part of the target hidden.
-std::vector<TrackResult> track(double distractor_weight, int hidden) {
+std::vector<TrackResult> track(double distractor_weight, int hidden, int cue_targets = 8) {
     const Scene s;
     TrackerOptions o;
     o.kernel = "cpu_fast";
     o.scales = 1;
     o.distractor_weight = distractor_weight;
+    o.cue_targets = cue_targets;
     Tracker tracker(o);
     std::vector<std::uint8_t> f = s.frame(0);
     const ImageView view{f.data(), kW, kH, static_cast<std::size_t>(kW)};
@@ -77,6 +78,17 @@ TEST(Lookalikes, ClearTargetIsTrackedAlikeWithOrWithout) {
         EXPECT_DOUBLE_EQ(aware[t].box.x, plain[t].box.x);
         EXPECT_FLOAT_EQ(aware[t].score, plain[t].score);
     }
+}
+
+// More targets than cue_targets (here: any) track on NCC alone, exactly as with the term off.
+TEST(Lookalikes, BeyondCueTargetsTheTermStepsAside) {
+    const int hidden = 22;
+    const auto plain = track(0.0, hidden), crowd = track(1.0, hidden, 0);
+    for (std::size_t t = 0; t < plain.size(); ++t) {
+        EXPECT_DOUBLE_EQ(crowd[t].box.x, plain[t].box.x) << "frame " << t + 1;
+        EXPECT_FLOAT_EQ(crowd[t].score, plain[t].score) << "frame " << t + 1;
+    }
+    EXPECT_NEAR(crowd.back().box.x, kCopyX, 0.5);
 }
 
 }  // namespace

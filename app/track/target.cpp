@@ -134,7 +134,7 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
     r.penalty = penalty;
     r.gradient_weight = gradient_;
     r.colour = cue_;
-    if (templ == 0 && distractor_weight_ > 0)
+    if (templ == 0 && cues_ && distractor_weight_ > 0)
         for (const Lookalike& l : lookalikes_)
             if (lookalike_live(l)) r.distractors[r.distractor_count++] = l.slot.ref();
     r.distractor_weight = r.distractor_count > 0 ? distractor_weight_ : 0.0f;
@@ -159,7 +159,7 @@ Size Target::window(const TrackerOptions& o, Size frame) const {
 
 void Target::plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
     planned_.clear();
-    cue_ = colour_.cue(static_cast<float>(o.colour));
+    cue_ = cues_ ? colour_.cue(static_cast<float>(o.colour)) : ColourCue{};
     planned_first_ = out.size();
     // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
     // hidden for a while is picked up again there, while the re-detection looks further.
@@ -176,7 +176,7 @@ void Target::plan_track(const TrackerOptions& o, Size frame, std::vector<SearchR
         if (!memory_[m].pixels.empty())
             add_request(out, static_cast<int>(m) + 1, px, py, 0, scale_, patch, o.motion_penalty);
     // note_lookalike reads the rival of the best tracking hit.
-    if (distractor_weight_ > 0)
+    if (cues_ && distractor_weight_ > 0)
         for (std::size_t i = planned_first_; i < out.size(); ++i) out[i].want_rival = true;
 }
 
@@ -445,11 +445,11 @@ void Target::settle(const TrackerOptions& o, Size frame, std::vector<SearchReque
     // Not while the box matches a known look-alike better than the target: it may be on it.
     const bool sure =
         chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr && chosen->lookalike <= chosen->score;
-    colour_due_ = sure && o.colour > 0;
+    colour_due_ = sure && cues_ && o.colour > 0;
     update_due_ = sure && (o.update == UpdatePolicy::kBlend ||
                            (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
     snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;
-    if (sure && distractor_weight_ > 0 && chosen == &best_) note_lookalike(patches, kinds);
+    if (sure && cues_ && distractor_weight_ > 0 && chosen == &best_) note_lookalike(patches, kinds);
     if (!update_due_ && !snapshot_due_) return;
     patches.push_back(template_patch());
     kinds.push_back(kAppearance);

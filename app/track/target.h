@@ -72,6 +72,9 @@ public:
     // after settle when colour_due()).
     void learn_colour(const FrameView& frame, float rate) { colour_.learn(frame, box_, rate); }
     bool colour_due() const { return colour_due_; }
+    // The colour and look-alike cues apply to this frame's searches (MultiTracker turns them
+    // off for crowds: see TrackerOptions::cue_targets).
+    void set_cues(bool on) { cues_ = on; }
 
     // The search whose map was chosen this frame: pass 0 (tracking) or 1 (re-detection) and
     // the request's index in that pass; -1 when none ran.
@@ -163,6 +166,7 @@ private:
     double lookalike_ref_ = 0;           // the box's NCC with the first appearance, then
     ColourModel colour_;
     ColourCue cue_;              // this frame's colour cue (from the model before the frame)
+    bool cues_ = true;           // colour and look-alikes apply this frame (few targets)
     bool colour_due_ = false;    // this frame's box is sure enough to learn colour from
     bool update_due_ = false;    // the next update patch is blended into the template
     bool snapshot_due_ = false;  // the next update patch becomes a keyframe

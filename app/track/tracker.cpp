@@ -274,7 +274,10 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
 
     // Pass 0: every tracking target, every scale and template.
     m.requests.clear();
+    // A crowd tracks on NCC alone: the cues' per-search host work would cap its rate.
+    const bool cues = m.targets.size() <= static_cast<std::size_t>(std::max(0, o.cue_targets));
     for (std::size_t i = 0; i < m.targets.size(); ++i) {
+        m.targets[i]->set_cues(cues);
         m.targets[i]->begin_frame();
         m.first[i] = m.requests.size();
         m.targets[i]->plan_track(o, fs, m.requests);
