@@ -59,6 +59,7 @@ const RangedOption kRanged[] = {
     ROW("--colour", colour, 0.0, 1.0),
     ROW("--colour-rate", colour_rate, 0.0, 1.0),
     ROW("--distractor-weight", distractor_weight, 0.0, 1.0),
+    ROW("--cue-targets", cue_targets, 0, 1e6),
     ROW("--gradient", gradient, 0.0, 1.0),
     ROW("--memory", memory, 0, 16),
     ROW("--redetect-budget", redetect_budget, -1, 1e9),
