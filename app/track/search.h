@@ -57,8 +57,8 @@ struct SearchRequest {
     TemplateRef distractors[kMaxDistractors];
     int distractor_count = 0;
     float distractor_weight = 0;
-    // The caller reads the hit's rival fields (RankedPeak): the CPU fills them always, the GPU
-    // where this is set or a cue applies (they need the map on the host).
+    // The caller reads the hit's rival fields (RankedPeak): both backends fill them only where
+    // this is set (the GPU ranks such requests on the host).
     bool want_rival = false;
 };
 

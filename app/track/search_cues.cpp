@@ -47,9 +47,11 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
         if (lookalikes) hit.lookalike = s.lookalike_max[at];
     }
     // Look-alikes stand apart: a box overlapping the target by more than a fifth would hold
-    // part of the target itself.
+    // part of the target itself. Only where asked: it scans the whole map.
     const Size t = r.templ.image.size();
-    find_rival(lookalikes ? s.rank.data() : m, o, hit, {std::max(1, t.width * 4 / 5), std::max(1, t.height * 4 / 5)});
+    if (r.want_rival)
+        find_rival(lookalikes ? s.rank.data() : m, o, hit,
+                   {std::max(1, t.width * 4 / 5), std::max(1, t.height * 4 / 5)});
     return hit;
 }
 
