@@ -2,9 +2,12 @@
 
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
+#include <GL/gl.h>
+#include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace corrtrack {
@@ -26,9 +29,10 @@ EglOffscreen::~EglOffscreen() {
     eglTerminate(display_);
 }
 
-bool EglOffscreen::open(int width, int height, std::string* error) {
+bool EglOffscreen::open(int width, int height, std::string* error, Devices which) {
     auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
     auto query_string = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+    auto query_attrib = reinterpret_cast<PFNEGLQUERYDEVICEATTRIBEXTPROC>(eglGetProcAddress("eglQueryDeviceAttribEXT"));
     auto platform_display =
         reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
     EGLDeviceEXT devices[16];
@@ -37,14 +41,30 @@ bool EglOffscreen::open(int width, int height, std::string* error) {
         *error = "no EGL device (EGL_EXT_device_enumeration, EGL_EXT_platform_device)";
         return false;
     }
-    // NVIDIA's devices (those CUDA can name) first: interop needs the GL on the CUDA GPU.
-    std::vector<EGLDeviceEXT> order;
+    // The current CUDA device's EGL device first, NVIDIA's others next: interop needs the GL on
+    // the CUDA GPU. (No CUDA device: cudaGetDevice fails and cuda_device stays -1.)
+    int cuda_device = -1;
+    if (cudaGetDevice(&cuda_device) != cudaSuccess) {
+        cuda_device = -1;
+        cudaGetLastError();
+    }
+    std::vector<EGLDeviceEXT> ours, nvidia, other;
     for (EGLint i = 0; i < n; ++i) {
         const char* ext = query_string ? query_string(devices[i], EGL_EXTENSIONS) : nullptr;
-        if (ext && std::strstr(ext, "EGL_NV_device_cuda"))
-            order.insert(order.begin(), devices[i]);
+        EGLAttrib cuda = -1;
+        if (!(ext && std::strstr(ext, "EGL_NV_device_cuda")))
+            other.push_back(devices[i]);
+        else if (query_attrib && query_attrib(devices[i], EGL_CUDA_DEVICE_NV, &cuda) && cuda == cuda_device)
+            ours.push_back(devices[i]);
         else
-            order.push_back(devices[i]);
+            nvidia.push_back(devices[i]);
+    }
+    std::vector<EGLDeviceEXT> order = ours;
+    order.insert(order.end(), nvidia.begin(), nvidia.end());
+    if (which == Devices::kAny) order.insert(order.end(), other.begin(), other.end());
+    if (order.empty()) {
+        *error = std::to_string(n) + " EGL device(s), none an NVIDIA (EGL_NV_device_cuda) one";
+        return false;
     }
     const EGLint config_attribs[] = {EGL_SURFACE_TYPE,
                                      EGL_PBUFFER_BIT,
@@ -89,6 +109,18 @@ bool EglOffscreen::open(int width, int height, std::string* error) {
         return true;
     }
     return false;
+}
+
+std::string EglOffscreen::describe() const {
+    if (!display_) return "no EGL context";
+    EGLint major = 0, minor = 0;
+    eglInitialize(display_, &major, &minor);  // already initialised: only reports the version
+    auto gl = [](GLenum e) {
+        const auto* s = reinterpret_cast<const char*>(glGetString(e));
+        return std::string(s ? s : "?");
+    };
+    return "EGL " + std::to_string(major) + "." + std::to_string(minor) + ": GL " + gl(GL_VERSION) + ", " +
+           gl(GL_VENDOR) + ", " + gl(GL_RENDERER);
 }
 
 void EglOffscreen::swap() {

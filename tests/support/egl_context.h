@@ -1,13 +1,10 @@
-// A headless desktop-GL context through EGL's device platform (EGL_EXT_platform_device: the EGL
-// device that is CUDA device 0 where EGL_NV_device_cuda says so, a pbuffer surface, desktop
-// OpenGL), for the interop tests, and reading a GL texture back.
+// A headless desktop-GL context for the interop tests: render/egl_offscreen.h's EGL device
+// pbuffer (the EGL device that is the current CUDA device first), and reading a GL texture back.
 // Thread rules: the context is current on the thread that made it.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -15,6 +12,7 @@
 #include <vector>
 
 #include "corrtrack/image.h"
+#include "render/egl_offscreen.h"
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
 
@@ -24,19 +22,12 @@ namespace corrtrack::test {
 class EglContext {
 public:
     explicit EglContext(bool want_cuda_device);
-    ~EglContext();
-    bool ok() const { return current_; }
+    bool ok() const { return ok_; }
     std::string error;
-    // One owner of the EGL display, surface and context.
-    EglContext(const EglContext&) = delete;
-    EglContext& operator=(const EglContext&) = delete;
 
 private:
-    bool try_device(PFNEGLGETPLATFORMDISPLAYEXTPROC platform_display, EGLDeviceEXT dev);
-    EGLDisplay display_ = EGL_NO_DISPLAY;
-    EGLSurface surface_ = EGL_NO_SURFACE;
-    EGLContext context_ = EGL_NO_CONTEXT;
-    bool current_ = false;
+    EglOffscreen egl_;
+    bool ok_ = false;
 };
 
 // The texture's level 0 as RGBA8, rows packed.
