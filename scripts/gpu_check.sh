@@ -25,8 +25,8 @@
 #              options, e.g. "--colour 0 --distractor-weight 0"; the GPU applies both cues
 #              through the shared host code, so none are needed for equal scores); eval-<kernel>.json/.txt
 #              (limit T_EVAL, 120 s). Only when named in STEPS.
-#   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264): NVDEC
-#              (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
+#   nvdec      FFmpeg decode throughput of a 1080p H.264 clip (made with libx264),
+#              scripts/bench/nvdec.sh: NVDEC (-hwaccel cuda), CUVID (h264_cuvid) and CPU; nvdec.txt
 #   e2e        corrtrack bench --e2e on 1080p and 4K H.264 clips made here (testsrc2, x264
 #              veryfast): decode-only vs decode+track, software and NVDEC; e2e.txt, e2e.json
 #              (extra flags in E2E_ARGS; limit T_E2E, 150 s)
@@ -437,36 +437,13 @@ if want eval; then
 fi
 
 # nvdec: FFmpeg decode throughput, NVDEC / CUVID / CPU, on a 1080p H.264 clip made here
+# (scripts/bench/nvdec.sh)
 if want nvdec; then
   t0=$SECONDS
   lim="$(limit_of "$T_NVDEC")"
   # timeout signals its whole process group: the ffmpeg processes too.
-  timeout -k 5 "$lim" bash -s -- "$ffprefix/bin/ffmpeg" "$out/nvdec-1080p.mp4" >"$out/nvdec.txt" 2>&1 <<'EOF'
-ff="$1"; clip="$2"
-[ -x "$ff" ] || { echo "no $ff"; exit 2; }
-"$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
-  -c:v libx264 -preset ultrafast -pix_fmt yuv420p "$clip" || { echo "encoding the clip failed"; exit 3; }
-fail=0
-for mode in nvdec cuvid cpu; do
-  case $mode in
-    nvdec) args=(-hwaccel cuda -hwaccel_output_format cuda) ;;
-    cuvid) args=(-c:v h264_cuvid) ;;
-    cpu)   args=() ;;
-  esac
-  echo "== $mode: ffmpeg -benchmark ${args[*]} -i 1080p.mp4 (600 frames) -an -f null -"
-  r="$("$ff" -nostdin -hide_banner -nostats -benchmark "${args[@]}" -i "$clip" -an -f null - 2>&1)"
-  rc=$?
-  echo "$r" | grep -E 'bench:|frame=|rror|ail' | tail -n 6
-  rt="$(sed -n 's/.*bench: utime=.* rtime=\([0-9.]*\)s.*/\1/p' <<<"$r" | tail -n 1)"
-  if [ $rc = 0 ] && [ -n "$rt" ]; then
-    echo "$mode: 600 frames in ${rt} s = $(awk -v t="$rt" 'BEGIN { printf "%.0f", 600 / t }') fps"
-  else
-    echo "$mode: FAILED (rc $rc)"; fail=1
-  fi
-done
-rm -f "$clip"
-exit $fail
-EOF
+  timeout -k 5 "$lim" bash "$repo/scripts/bench/nvdec.sh" "$ffprefix/bin/ffmpeg" "$out/nvdec-1080p.mp4" \
+    >"$out/nvdec.txt" 2>&1
   rc=$?
   rm -f "$out/nvdec-1080p.mp4"
   fps="$(grep -E '^(nvdec|cuvid|cpu): ' "$out/nvdec.txt" | sed -E 's/: 600 frames in .* = / /' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
