@@ -36,10 +36,11 @@
 #              with 1024 crowded boxes with and without the per-frame re-detection limit; fps,
 #              lost target-frames and the GPU search's host-time split in crowd.txt (limit
 #              T_CROWD, 150 s). Only when named in STEPS.
-#   first      a run's first frames: `bench --e2e --targets 256 --targets-only` on the 1080p clip,
-#              NVDEC, traced (CORRTRACK_TRACE_START=1), 4 processes: cold, warm (its cache), the old
-#              sync round without cache, cold with CUDA_MODULE_LOADING=EAGER; first.txt (limit
-#              T_FIRST, 120 s). Only when named in STEPS.
+#   first      a run's first frames, scripts/bench/first.sh: `bench --e2e --targets 256
+#              --targets-only` on the 1080p clip, NVDEC, traced (CORRTRACK_TRACE_START=1), 4
+#              processes: cold, warm (its cache), the old sync round without cache, cold with
+#              CUDA_MODULE_LOADING=EAGER; first.txt (limit T_FIRST, 120 s, a quarter a process).
+#              Only when named in STEPS.
 #   gui        the GUI's window (scripts/gpu_gui.sh): the carried Xvfb (.gpu/carry/xvfb.tar.xz)
 #              with NVIDIA's GL (GLX, else EGL), `corrtrack gui --stats` on the e2e step's
 #              1080p and 4K clips (made here when missing) with 1 and 16 targets and NVDEC:
@@ -488,37 +489,16 @@ if want crowd; then
   record crowd "$(status_of $rc)${fps:+: 1024 tracking fps: $fps}" $((SECONDS - t0)) "crowd.txt, crowd.log"
 fi
 
-# first: a 256-target run's first frames (issue 30), each run its own process; read the
-# "first 100 frames" lines and the trace's one-time costs.
+# first: a 256-target run's first frames (issue 30), each run its own process with a quarter of
+# the step's limit (scripts/bench/first.sh)
 if want first; then
   t0=$SECONDS
-  lim="$(limit_of "${T_FIRST:-120}")"
-  clip="$out/first-1080p.mp4"
-  cache="$out/first-cache"
-  rm -rf "$cache" "$cache-eager"
-  make_clip 1920x1080 20 "$clip" >"$out/first.log" 2>&1
-  st=PASS; line=""
-  : >"$out/first.txt"
-  for run in cold warm sync-nocache eager-cold; do
-    extra=(); envs=(CORRTRACK_CACHE_DIR="$cache" CORRTRACK_TRACE_START=1)
-    [ "$run" = sync-nocache ] && { extra=(--no-cache); envs+=(CORRTRACK_AUTO_TIMING=sync); }
-    [ "$run" = eager-cold ] && envs=(CORRTRACK_CACHE_DIR="$cache-eager" CORRTRACK_TRACE_START=1 CUDA_MODULE_LOADING=EAGER)
-    {
-      echo "=== $run: ${envs[*]} corrtrack bench --e2e first-1080p.mp4 --targets 256 --targets-only ${extra[*]}"
-      timeout -k 5 "$(limit_of $((lim / 4)))" env LD_LIBRARY_PATH="$lib_path" "${envs[@]}" "$build/app/corrtrack" bench \
-        --e2e "$clip" --targets 256 --targets-only --e2e-decode nvdec --e2e-repeats 1 "${extra[@]}" \
-        --json "$out/first-$run.json" 2>&1
-      echo "=== $run: exit $?"
-    } >"$out/first-$run.txt"
-    cat "$out/first-$run.txt" >>"$out/first.txt"
-    grep -q "=== $run: exit 0" "$out/first-$run.txt" || st="FAIL ($run: see first.txt)"
-    p95="$(grep -oE 'first 100 frames: p50 / p95 / max [0-9.]+ / [0-9.]+' "$out/first-$run.txt" | awk '{print $NF}')"
-    [ -n "$p95" ] || st="FAIL ($run: no first-100 line, see first.txt)"
-    line="$line $run first-100 p95 ${p95:-?} ms;"
-  done
-  { echo "=== the cache the cold run wrote"; ls -l "$cache"; cat "$cache"/*.json; } >>"$out/first.txt" 2>&1
-  rm -f "$clip"
-  record first "$st:$line" $((SECONDS - t0)) "first.txt, first-*.json"
+  env LD_LIBRARY_PATH="$lib_path" bash "$repo/scripts/bench/first.sh" "$build/app/corrtrack" \
+    "$ffprefix/bin/ffmpeg" "$out" "$(limit_of "${T_FIRST:-120}")" >"$out/first.log" 2>&1
+  rc=$?
+  # "first: PASS: cold first-100 p95 X ms; warm ...;" (FAIL and why in place of PASS)
+  line="$(sed -n 's/^first: //p' "$out/first.log" | tail -n 1)"
+  record first "${line:-$(status_of $rc)}" $((SECONDS - t0)) "first.txt, first-*.json"
 fi
 
 # gui: the GUI's whole window on this GPU: carried Xvfb, NVIDIA's GL, NVDEC, interop
