@@ -58,6 +58,7 @@ const RangedOption kRanged[] = {
     ROW("--velocity-gain", velocity_gain, 0.0, 1.0),
     ROW("--colour", colour, 0.0, 1.0),
     ROW("--colour-rate", colour_rate, 0.0, 1.0),
+    ROW("--colour-extent", colour_extent, 0.0, 1.0),
     ROW("--distractor-weight", distractor_weight, 0.0, 1.0),
     ROW("--cue-targets", cue_targets, 0, 1e6),
     ROW("--gradient", gradient, 0.0, 1.0),

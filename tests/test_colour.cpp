@@ -1,6 +1,7 @@
 // The colour cue (app/track/colour_model.h): the model's likelihoods and how it steps aside on
-// grey frames, the score map against a brute-force mean, and a tracker that tells two exact
-// luma look-alikes apart by their colour where the NCC alone takes the nearer one.
+// grey frames, the score map against a brute-force mean, a tracker that tells two exact luma
+// look-alikes apart by their colour where the NCC alone takes the nearer one, and the extent
+// head that sizes the reported box by the target's colours.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -73,6 +74,75 @@ TEST(ColourModel, GreyFramesHaveNoModel) {
     m.learn(FrameView(f.view().luma), {10, 10, 20, 20}, 1.0f);  // no chroma planes
     EXPECT_FALSE(m.ready());
     EXPECT_EQ(m.cue(0.5f).likelihood, nullptr);
+}
+
+// A 40 x 40 red square on green, the model learnt on its true box: boxes too small, too large
+// and right about the same centre get the factor that makes them 40 px (the nearest of the
+// steps of 0.05 in log), and the right one keeps its size.
+TEST(ColourModel, ExtentIsTheBoxTheTargetColoursFill) {
+    YuvFrame f(200, 160, 100, kGreenU, kGreenV);
+    f.fill_chroma(80, 60, 120, 100, kRedU, kRedV);
+    ColourModel m;
+    m.learn(f.view(), {80, 60, 40, 40}, 1.0f);
+    ASSERT_TRUE(m.ready());
+    std::vector<double> scratch;
+    EXPECT_EQ(m.extent_log_scale(f.view(), {80, 60, 40, 40}, scratch), 0.0);
+    for (const double side : {30.0, 34.0, 46.0, 54.0}) {
+        const double l = m.extent_log_scale(f.view(), {100 - side / 2, 80 - side / 2, side, side}, scratch);
+        EXPECT_NEAR(side * std::exp(l), 40.0, 1.0) << "box side " << side << ", log factor " << l;
+    }
+    // Beyond the reach (e^0.3 either way) it goes as far as the grid tells apart: a 20 px box
+    // grows to 26 or 27 px, both all red (a tie goes to the nearer factor, 0.25).
+    EXPECT_GE(m.extent_log_scale(f.view(), {90, 70, 20, 20}, scratch), 0.25);
+}
+
+TEST(ColourModel, ExtentHasNoOpinionWithoutSeparation) {
+    YuvFrame f(120, 90, 100, kGreenU, kGreenV);
+    f.fill_chroma(0, 0, 60, 90, kRedU, kRedV);  // the box across both halves
+    ColourModel m;
+    m.learn(f.view(), {30, 30, 60, 30}, 1.0f);
+    std::vector<double> scratch;
+    EXPECT_TRUE(std::isnan(m.extent_log_scale(f.view(), {30, 30, 60, 30}, scratch)));
+    YuvFrame grey(120, 90, 100, 128, 128);
+    ColourModel none;
+    none.learn(grey.view(), {30, 30, 40, 30}, 1.0f);
+    EXPECT_TRUE(std::isnan(none.extent_log_scale(grey.view(), {30, 30, 40, 30}, scratch)));
+}
+
+// A textured red square of 40 px on a textured green ground, still, with a first box of 30 px
+// on its centre: the extent head grows the reported box towards 40 px at its rate (60 frames
+// at 0.05: 95% of the way in log), while the tracker's own box, centre and scores stay those of
+// a tracker without the head.
+TEST(ColourExtent, GrowsTheReportedBoxToTheTargetAndLeavesTheTrackingAlone) {
+    std::mt19937 rng(5);
+    YuvFrame f(200, 160, 0, kGreenU, kGreenV);
+    for (auto& b : f.y) b = static_cast<std::uint8_t>(40 + rng() % 180);
+    f.fill_chroma(80, 60, 120, 100, kRedU, kRedV);
+    auto run = [&](double extent) {
+        TrackerOptions o;
+        o.kernel = "cpu_fast";
+        o.colour_extent = extent;
+        Tracker tracker(o);
+        std::string error;
+        EXPECT_TRUE(tracker.init(f.view(), {85, 65, 30, 30}, &error)) << error;
+        std::vector<TrackResult> out;
+        for (int i = 0; i < 60; ++i) out.push_back(tracker.update(f.view()));
+        return out;
+    };
+    const std::vector<TrackResult> off = run(0.0), on = run(0.05);
+    ASSERT_EQ(off.size(), on.size());
+    for (std::size_t i = 0; i < on.size(); ++i) {
+        const BoxF& a = off[i].box;
+        const BoxF& b = on[i].box;
+        ASSERT_NEAR(a.x + a.width / 2, b.x + b.width / 2, 1e-9) << "frame " << i;
+        ASSERT_NEAR(a.y + a.height / 2, b.y + b.height / 2, 1e-9) << "frame " << i;
+        ASSERT_EQ(off[i].score, on[i].score) << "frame " << i;
+        ASSERT_EQ(off[i].lost, on[i].lost) << "frame " << i;
+    }
+    EXPECT_NEAR(off.back().box.width, 30.0, 1.0);  // without the head: the first box's size
+    const double grown = 30.0 * std::exp(std::log(40.0 / 30.0) * (1 - std::pow(0.95, 60)));
+    EXPECT_NEAR(on.back().box.width, grown, 1.0);
+    EXPECT_NEAR(on.back().box.height, grown, 1.0);
 }
 
 TEST(ColourModel, ScoreMapIsTheBoxMeanOfTheLikelihood) {

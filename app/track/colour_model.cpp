@@ -98,6 +98,58 @@ ColourCue ColourModel::cue(float max_weight) const {
     return c;
 }
 
+double ColourModel::extent_log_scale(const FrameView& frame, const BoxF& box, std::vector<double>& scratch) const {
+    constexpr double kReach = 0.3;     // log of the largest factor tried either way
+    constexpr int kSteps = 6;          // factors each way: e^(reach x i / steps)
+    constexpr double kSamples = 4096;  // grid points over the region searched
+    constexpr float kMinSeparation = 0.3f;
+    if (!ready_ || separation_ < kMinSeparation || !frame.has_chroma()) return std::nan("");
+    const double cx = box.x + box.width / 2, cy = box.y + box.height / 2;
+    const double span = std::exp(kReach) * 1.05;
+    const Size fs = frame.size();
+    const Region r = clamp_region(
+        {cx - box.width * span / 2, cy - box.height * span / 2, box.width * span, box.height * span}, 0, fs);
+    const double area = static_cast<double>(r.x1 - r.x0) * (r.y1 - r.y0);
+    if (area <= 0) return std::nan("");
+    const int step = std::max(1, static_cast<int>(std::ceil(std::sqrt(area / kSamples))));
+    const int gw = (r.x1 - r.x0 + step - 1) / step, gh = (r.y1 - r.y0 + step - 1) / step;
+    // Integral image of likelihood - 0.5 over the grid, (gw + 1) x (gh + 1).
+    scratch.assign(static_cast<std::size_t>(gw + 1) * (gh + 1), 0.0);
+    double* ii = scratch.data();
+    for (int j = 0; j < gh; ++j) {
+        const int y = r.y0 + j * step;
+        double run = 0;
+        for (int i = 0; i < gw; ++i) {
+            const int x = r.x0 + i * step;
+            run += likelihood_[colour_bin(at(frame.luma, x, y), at(frame.u, x >> 1, y >> 1),
+                                          at(frame.v, x >> 1, y >> 1))] -
+                   0.5;
+            ii[static_cast<std::size_t>(j + 1) * (gw + 1) + i + 1] =
+                ii[static_cast<std::size_t>(j) * (gw + 1) + i + 1] + run;
+        }
+    }
+    // A grid point stands for the pixels from it to the next one; a box edge rounds to the nearest.
+    auto cell = [&](double v, int origin, int cells) {
+        return std::clamp(static_cast<int>(std::lround((v - origin) / step)), 0, cells);
+    };
+    auto mass = [&](double f) {
+        const double w = box.width * f, h = box.height * f;
+        const int i0 = cell(cx - w / 2, r.x0, gw), i1 = cell(cx + w / 2, r.x0, gw);
+        const int j0 = cell(cy - h / 2, r.y0, gh), j1 = cell(cy + h / 2, r.y0, gh);
+        const auto at_ii = [&](int i, int j) { return ii[static_cast<std::size_t>(j) * (gw + 1) + i]; };
+        return at_ii(i1, j1) - at_ii(i0, j1) - at_ii(i1, j0) + at_ii(i0, j0);
+    };
+    // The nearest factor wins a tie: the box keeps its size unless the colours say otherwise.
+    double best = mass(1.0), pick = 0;
+    for (int k = 1; k <= kSteps; ++k)
+        for (const int sign : {-1, 1}) {
+            const double l = sign * kReach * k / kSteps;
+            const double m = mass(std::exp(l));
+            if (m > best) best = m, pick = l;
+        }
+    return pick;
+}
+
 void colour_score_map(const FrameView& frame, const ColourCue& cue, const std::uint8_t* patch, Size ps, double ox,
                       double oy, double scale, Size templ, std::vector<double>& scratch, float* out) {
     const int w = ps.width, h = ps.height;

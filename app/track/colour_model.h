@@ -41,6 +41,12 @@ public:
     // The cue for this frame's searches; weight = max_weight x how well the model tells the
     // target from its surroundings (0 when it does not).
     ColourCue cue(float max_weight) const;
+    // The target's size as its colours see it (DAT's extent from the likelihood map): log f of
+    // the factor f in [e^-0.3, e^0.3] whose box f x `box` about the same centre holds the most
+    // pixels more likely target than background (the sum of likelihood - 0.5 over its pixels,
+    // sampled on a grid of at most about 4096 points). NaN when it has no opinion: no model,
+    // or one that separates the target from its ring by less than 0.3.
+    double extent_log_scale(const FrameView& frame, const BoxF& box, std::vector<double>& scratch) const;
 
 private:
     std::vector<float> fg_, bg_, likelihood_;

@@ -53,6 +53,9 @@ struct TrackerOptions {
                                      // (colour_model.h; scaled by how well it separates the
                                      // target from its surroundings; 0: off)
     double colour_rate = 0.04;       // learning rate of the colour model
+    double colour_extent = 0.05;     // the reported box's size follows the colour model's
+                                     // view of the target's extent at this rate a frame
+                                     // (an output head, see Target::refine_size; 0: off)
     double distractor_weight = 1.0;  // weight of the look-alike term in every match: a
                                      // position matching a look-alike seen beside the
                                      // target better than the target ranks lower (0: off)

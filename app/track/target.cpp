@@ -240,6 +240,14 @@ void Target::note_lookalike(std::vector<SearchRequest>& patches, std::vector<int
     kinds.push_back(kLookalike);
 }
 
+void Target::refine_size(const FrameView& frame, float rate) {
+    const double l = colour_.extent_log_scale(frame, box_, extent_scratch_);
+    extent_log_ += rate * ((std::isnan(l) ? 0.0 : l) - extent_log_);
+    const double f = std::exp(extent_log_);
+    const double w = box_.width * f, h = box_.height * f;
+    result_.box = {box_.x + (box_.width - w) / 2, box_.y + (box_.height - h) / 2, w, h};
+}
+
 namespace {
 
 // NCC of two patches of n pixels (0 when either is flat).

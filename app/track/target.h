@@ -72,6 +72,10 @@ public:
     // after settle when colour_due()).
     void learn_colour(const FrameView& frame, float rate) { colour_.learn(frame, box_, rate); }
     bool colour_due() const { return colour_due_; }
+    // The reported box's size from the colour model's extent (ColourModel::extent_log_scale),
+    // smoothed at `rate` a frame; without an opinion it eases back to the tracker's own size.
+    // An output head: the template, the scale searched and the next search are unchanged.
+    void refine_size(const FrameView& frame, float rate);
     // The colour and look-alike cues apply to this frame's searches (MultiTracker turns them
     // off for crowds: see TrackerOptions::cue_targets).
     void set_cues(bool on) { cues_ = on; }
@@ -144,6 +148,8 @@ private:
     static constexpr float kLookalikeShare = 0.75f;
     static constexpr long kLookalikeFrames = 50;
     std::vector<std::uint8_t> blended_;
+    double extent_log_ = 0;  // refine_size's smoothed log factor
+    std::vector<double> extent_scratch_;
     std::vector<TemplateSlot> memory_;  // [0] the first template, then confident keyframes
     std::size_t next_keyframe_ = 1;     // memory slot the next keyframe replaces
 
