@@ -212,6 +212,10 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
     ImGui::SliderInt("##scales", &o.scales, 1, 7, "%d", ImGuiSliderFlags_AlwaysClamp);
     if (o.scales > 1) slider("Scale step", &o.scale_step, 1.0, 1.2, "%.3f");
     slider("Gradient", &o.gradient, 0.0, 1.0, "%.2f of each match");
+    // The cues (colour_model.h, the look-alike term); they step aside beyond cue_targets.
+    slider("Colour", &o.colour, 0.0, 1.0, "%.2f of each match");
+    if (o.colour > 0) slider("Colour extent", &o.colour_extent, 0.0, 1.0, "box size rate %.2f");
+    slider("Look-alikes", &o.distractor_weight, 0.0, 1.0, "weight %.2f");
     row_label("Max template", lw);
     ImGui::SliderInt("##maxt", &o.max_template_side, 8, 128, "%d px", ImGuiSliderFlags_AlwaysClamp);
     if (ImGui::Button("Apply to current targets")) a.apply_tracker = true;
