@@ -23,6 +23,11 @@ Region clamp_region(const BoxF& b, double margin, Size f) {
 
 std::uint8_t at(const ImageView& v, int x, int y) { return v.row(y)[x]; }
 
+// The bin of frame pixel (x, y): its luma and the 4:2:0 chroma sample it lies in.
+int bin_at(const FrameView& f, int x, int y) {
+    return colour_bin(at(f.luma, x, y), at(f.u, x >> 1, y >> 1), at(f.v, x >> 1, y >> 1));
+}
+
 }  // namespace
 
 void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
@@ -61,8 +66,7 @@ void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
     double nf = 0, nb = 0;
     for (int y = out.y0; y < out.y1; y += step)
         for (int x = out.x0; x < out.x1; x += step) {
-            const std::uint8_t l = at(frame.luma, x, y);
-            const int b = colour_bin(l, at(frame.u, x >> 1, y >> 1), at(frame.v, x >> 1, y >> 1));
+            const int b = bin_at(frame, x, y);
             if (x >= in.x0 && x < in.x1 && y >= in.y0 && y < in.y1) {
                 fg[b] += 1;
                 nf += 1;
@@ -121,9 +125,7 @@ double ColourModel::extent_log_scale(const FrameView& frame, const BoxF& box, st
         double run = 0;
         for (int i = 0; i < gw; ++i) {
             const int x = r.x0 + i * step;
-            run += likelihood_[colour_bin(at(frame.luma, x, y), at(frame.u, x >> 1, y >> 1),
-                                          at(frame.v, x >> 1, y >> 1))] -
-                   0.5;
+            run += likelihood_[bin_at(frame, x, y)] - 0.5;
             ii[static_cast<std::size_t>(j + 1) * (gw + 1) + i + 1] =
                 ii[static_cast<std::size_t>(j) * (gw + 1) + i + 1] + run;
         }

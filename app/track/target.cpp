@@ -241,6 +241,7 @@ void Target::note_lookalike(std::vector<SearchRequest>& patches, std::vector<int
 }
 
 void Target::refine_size(const FrameView& frame, float rate) {
+    if (!cues_) return;
     const double l = colour_.extent_log_scale(frame, box_, extent_scratch_);
     extent_log_ += rate * ((std::isnan(l) ? 0.0 : l) - extent_log_);
     const double f = std::exp(extent_log_);

@@ -73,7 +73,8 @@ public:
     void learn_colour(const FrameView& frame, float rate) { colour_.learn(frame, box_, rate); }
     bool colour_due() const { return colour_due_; }
     // The reported box's size from the colour model's extent (ColourModel::extent_log_scale),
-    // smoothed at `rate` a frame; without an opinion it eases back to the tracker's own size.
+    // smoothed at `rate` a frame; without an opinion (no colour model) it eases back to the
+    // tracker's own size; nothing while the cues are off.
     // An output head: the template, the scale searched and the next search are unchanged.
     void refine_size(const FrameView& frame, float rate);
     // The colour and look-alike cues apply to this frame's searches (MultiTracker turns them

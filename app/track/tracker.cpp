@@ -316,7 +316,7 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
         m.sample_owner.resize(m.samples.size(), t.id());
         if (t.colour_due() && view.on_host().luma.data)
             t.learn_colour(view.on_host(), static_cast<float>(o.colour_rate));
-        if (cues && o.colour > 0 && o.colour_extent > 0 && view.on_host().has_chroma())
+        if (o.colour_extent > 0 && view.on_host().has_chroma())
             t.refine_size(view.on_host(), static_cast<float>(o.colour_extent));
         m.results[i] = t.result();
         m.results[i].times = times;
