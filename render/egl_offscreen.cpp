@@ -87,7 +87,8 @@ bool EglOffscreen::open(int width, int height, std::string* error, Devices which
         EGLDisplay d = platform_display(EGL_PLATFORM_DEVICE_EXT, dev, nullptr);
         EGLConfig config;
         EGLint configs = 0;
-        if (d == EGL_NO_DISPLAY || !eglInitialize(d, nullptr, nullptr)) {
+        EGLint major = 0, minor = 0;
+        if (d == EGL_NO_DISPLAY || !eglInitialize(d, &major, &minor)) {
             *error = "eglInitialize failed on an EGL device" + egl_error();
             continue;
         }
@@ -106,6 +107,7 @@ bool EglOffscreen::open(int width, int height, std::string* error, Devices which
             continue;
         }
         display_ = d, surface_ = s, context_ = c;
+        egl_major_ = major, egl_minor_ = minor;
         return true;
     }
     return false;
@@ -113,13 +115,11 @@ bool EglOffscreen::open(int width, int height, std::string* error, Devices which
 
 std::string EglOffscreen::describe() const {
     if (!display_) return "no EGL context";
-    EGLint major = 0, minor = 0;
-    eglInitialize(display_, &major, &minor);  // already initialised: only reports the version
     auto gl = [](GLenum e) {
         const auto* s = reinterpret_cast<const char*>(glGetString(e));
         return std::string(s ? s : "?");
     };
-    return "EGL " + std::to_string(major) + "." + std::to_string(minor) + ": GL " + gl(GL_VERSION) + ", " +
+    return "EGL " + std::to_string(egl_major_) + "." + std::to_string(egl_minor_) + ": GL " + gl(GL_VERSION) + ", " +
            gl(GL_VENDOR) + ", " + gl(GL_RENDERER);
 }
 

@@ -33,6 +33,7 @@ private:
     void* display_ = nullptr;
     void* surface_ = nullptr;
     void* context_ = nullptr;
+    int egl_major_ = 0, egl_minor_ = 0;  // the display's EGL version (describe)
 };
 
 }  // namespace corrtrack
