@@ -159,7 +159,7 @@ TEST(ColourModel, ScoreMapIsTheBoxMeanOfTheLikelihood) {
         const double ox = -3.5, oy = 4.25;  // partly outside the frame: chroma clamps
         std::vector<std::uint8_t> luma(static_cast<std::size_t>(patch.area()));
         for (auto& b : luma) b = static_cast<std::uint8_t>(rng());
-        std::vector<double> scratch;
+        ColourMapScratch scratch;
         const Size out{patch.width - templ.width + 1, patch.height - templ.height + 1};
         std::vector<float> map(static_cast<std::size_t>(out.area()));
         colour_score_map(fv, cue, luma.data(), patch, ox, oy, scale, templ, scratch, map.data());

@@ -76,15 +76,14 @@ void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
             }
         }
     if (nf == 0) return;
+    // One pass over the bins: the histograms move, the likelihood follows, and the sums say
+    // how well the model tells this frame's box from its ring.
+    likelihood_.resize(kColourBins);
+    double sf = 0, sb = 0;
     for (int b = 0; b < kColourBins; ++b) {
         fg_[b] += rate * (static_cast<float>(fg[b] / nf) - fg_[b]);
         if (nb > 0) bg_[b] += rate * (static_cast<float>(bg[b] / nb) - bg_[b]);
-    }
-    likelihood_.resize(kColourBins);
-    for (int b = 0; b < kColourBins; ++b) likelihood_[b] = (fg_[b] + kPrior) / (fg_[b] + bg_[b] + 2 * kPrior);
-    // How well the model tells this frame's box from its ring.
-    double sf = 0, sb = 0;
-    for (int b = 0; b < kColourBins; ++b) {
+        likelihood_[b] = (fg_[b] + kPrior) / (fg_[b] + bg_[b] + 2 * kPrior);
         sf += fg[b] * likelihood_[b];
         sb += bg[b] * likelihood_[b];
     }
@@ -153,23 +152,41 @@ double ColourModel::extent_log_scale(const FrameView& frame, const BoxF& box, st
 }
 
 void colour_score_map(const FrameView& frame, const ColourCue& cue, const std::uint8_t* patch, Size ps, double ox,
-                      double oy, double scale, Size templ, std::vector<double>& scratch, float* out) {
+                      double oy, double scale, Size templ, ColourMapScratch& scratch, float* out) {
     const int w = ps.width, h = ps.height;
     const int cw = frame.u.width, ch = frame.u.height;
-    // Integral image of the per-pixel likelihood, (w + 1) x (h + 1).
-    scratch.assign(static_cast<std::size_t>(w + 1) * (h + 1), 0.0);
-    double* ii = scratch.data();
+    // Integral image of the per-pixel likelihood, (w + 1) x (h + 1); its first row and column
+    // are zero, the rest is written below.
+    const std::size_t stride = static_cast<std::size_t>(w) + 1;
+    scratch.ii.resize(stride * (h + 1));
+    double* ii = scratch.ii.data();
+    std::fill(ii, ii + stride, 0.0);
+    // A patch column reads the same chroma column on every row, and the rows that share a
+    // chroma row (two at scale 1) share the chroma half of their bins.
+    scratch.column.resize(w);
+    scratch.chroma.resize(w);
+    for (int x = 0; x < w; ++x)
+        scratch.column[x] = std::clamp(static_cast<int>(ox + (x + 0.5) * scale) >> 1, 0, cw - 1);
+    const int* column = scratch.column.data();
+    std::uint8_t* uv = scratch.chroma.data();
+    int chroma_row = -1;
     for (int y = 0; y < h; ++y) {
         const int cy = std::clamp(static_cast<int>(oy + (y + 0.5) * scale) >> 1, 0, ch - 1);
-        const std::uint8_t* urow = frame.u.row(cy);
-        const std::uint8_t* vrow = frame.v.row(cy);
+        if (cy != chroma_row) {
+            const std::uint8_t* urow = frame.u.row(cy);
+            const std::uint8_t* vrow = frame.v.row(cy);
+            for (int x = 0; x < w; ++x)
+                uv[x] = static_cast<std::uint8_t>(colour_bin(0, urow[column[x]], vrow[column[x]]));
+            chroma_row = cy;
+        }
+        const std::uint8_t* luma = patch + static_cast<std::size_t>(y) * w;
+        const double* above = ii + static_cast<std::size_t>(y) * stride;
+        double* row = ii + static_cast<std::size_t>(y + 1) * stride;
+        row[0] = 0.0;
         double run = 0;
         for (int x = 0; x < w; ++x) {
-            const std::uint8_t l = patch[static_cast<std::size_t>(y) * w + x];
-            const int cx = std::clamp(static_cast<int>(ox + (x + 0.5) * scale) >> 1, 0, cw - 1);
-            run += cue.likelihood[colour_bin(l, urow[cx], vrow[cx])];
-            ii[static_cast<std::size_t>(y + 1) * (w + 1) + x + 1] =
-                ii[static_cast<std::size_t>(y) * (w + 1) + x + 1] + run;
+            run += cue.likelihood[colour_bin(luma[x], 0, 0) | uv[x]];  // the luma and chroma bits do not overlap
+            row[x + 1] = above[x + 1] + run;
         }
     }
     const int ow = w - templ.width + 1, oh = h - templ.height + 1;

@@ -55,12 +55,19 @@ private:
     float separation_ = 0;  // mean likelihood inside the box minus in the ring, last learnt
 };
 
+// Buffers of colour_score_map, reused between calls (no allocation once grown).
+struct ColourMapScratch {
+    std::vector<double> ii;            // integral image of the likelihood
+    std::vector<int> column;           // chroma column of each patch column
+    std::vector<std::uint8_t> chroma;  // the chroma part of each patch column's bin, this chroma row
+};
+
 // The colour score map of one search: `patch` is the sampled luma (patch.width x height,
 // packed), pixel (u, v) sampled at frame position (ox + u*scale, oy + v*scale), whose chroma
 // is read from `frame` (nearest 4:2:0 sample of the pixel's centre); `templ` is the template
 // size; out gets (patch - templ + 1) positions, each the mean likelihood over the template's
 // box there. The frame must have chroma.
 void colour_score_map(const FrameView& frame, const ColourCue& cue, const std::uint8_t* patch, Size patch_size,
-                      double ox, double oy, double scale, Size templ, std::vector<double>& scratch, float* out);
+                      double ox, double oy, double scale, Size templ, ColourMapScratch& scratch, float* out);
 
 }  // namespace corrtrack

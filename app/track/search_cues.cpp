@@ -19,7 +19,7 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
     if (colour || lookalikes) s.ncc.assign(m, m + n);
     if (colour) {
         s.colour.resize(n);
-        colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_ii,
+        colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_map,
                          s.colour.data());
         const float w = r.colour.weight;
         for (std::size_t k = 0; k < n; ++k) m[k] = (1 - w) * m[k] + w * (2 * s.colour[k] - 1);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "app/track/colour_model.h"
 #include "app/track/search.h"
 
 namespace corrtrack {
@@ -15,7 +16,7 @@ namespace corrtrack {
 // Buffers reused between requests (no allocation once grown).
 struct CueScratch {
     std::vector<float> ncc, colour, rank, lookalike_max, penalised;
-    std::vector<double> colour_ii;
+    ColourMapScratch colour_map;
 };
 
 // Whether request r's colour cue applies on this frame (it needs the frame's host chroma).
