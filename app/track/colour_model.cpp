@@ -59,22 +59,50 @@ void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
     if (area <= 0 || in.x1 <= in.x0 || in.y1 <= in.y0) return;
     const int step = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(area) / kSamples)));
     // This frame's counts, in buffers kept between frames (learn runs per target per frame).
+    // They are counted as integers, a run of pixels of one bin at a time: neighbouring pixels
+    // often share a bin, and incrementing memory per pixel makes each wait for the last store.
+    counts_.assign(2 * static_cast<std::size_t>(kColourBins), 0);
+    std::uint32_t* const in_counts = counts_.data();
+    std::uint32_t* const ring_counts = in_counts + kColourBins;
+    long n_in = 0, n_ring = 0;
+    for (int y = out.y0; y < out.y1; y += step) {
+        const std::uint8_t* luma = frame.luma.row(y);
+        const std::uint8_t* u = frame.u.row(y >> 1);
+        const std::uint8_t* v = frame.v.row(y >> 1);
+        const bool row_in = y >= in.y0 && y < in.y1;
+        // Where this row's pixels count for the box: [in_begin, in_end).
+        const int in_begin = row_in ? in.x0 : out.x1, in_end = row_in ? in.x1 : out.x1;
+        std::uint32_t* counts = ring_counts;
+        int run_bin = -1;
+        std::uint32_t run = 0;
+        for (int x = out.x0; x < out.x1; x += step) {
+            std::uint32_t* const region = x >= in_begin && x < in_end ? in_counts : ring_counts;
+            const int b = colour_bin(luma[x], u[x >> 1], v[x >> 1]);
+            if (b == run_bin && region == counts) {
+                ++run;
+                continue;
+            }
+            if (run_bin >= 0) counts[run_bin] += run;
+            counts = region;
+            run_bin = b;
+            run = 1;
+        }
+        if (run_bin >= 0) counts[run_bin] += run;
+        // The grid points of this row left of column e (out.x0 <= e).
+        const auto before = [&](int e) { return static_cast<long>((e - out.x0 + step - 1) / step); };
+        const long row_in_count = before(in_end) - before(in_begin);
+        n_in += row_in_count;
+        n_ring += before(out.x1) - row_in_count;
+    }
     std::vector<float>& fg = frame_fg_;
     std::vector<float>& bg = frame_bg_;
-    fg.assign(kColourBins, 0.0f);
-    bg.assign(kColourBins, 0.0f);
-    double nf = 0, nb = 0;
-    for (int y = out.y0; y < out.y1; y += step)
-        for (int x = out.x0; x < out.x1; x += step) {
-            const int b = bin_at(frame, x, y);
-            if (x >= in.x0 && x < in.x1 && y >= in.y0 && y < in.y1) {
-                fg[b] += 1;
-                nf += 1;
-            } else {
-                bg[b] += 1;
-                nb += 1;
-            }
-        }
+    fg.resize(kColourBins);
+    bg.resize(kColourBins);
+    for (int b = 0; b < kColourBins; ++b) {
+        fg[b] = static_cast<float>(in_counts[b]);
+        bg[b] = static_cast<float>(ring_counts[b]);
+    }
+    const double nf = static_cast<double>(n_in), nb = static_cast<double>(n_ring);
     if (nf == 0) return;
     // One pass over the bins: the histograms move, the likelihood follows, and the sums say
     // how well the model tells this frame's box from its ring.
