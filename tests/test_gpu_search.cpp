@@ -239,7 +239,7 @@ TEST(DeviceSearchGpu, RankedPeaksArePenalisedPeaksOnEveryShape) {
               cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(as_cuda(stream.get())), cudaSuccess);
     auto close = [](float a, float b) { return std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b)); };
-    std::vector<float> host_scratch;
+    PenaltyScratch host_scratch;
     for (std::size_t i = 0; i < got.size(); ++i) {
         const std::size_t k = i < 2 * n ? i % n : small_of[i - 2 * n];
         const PeakItem& it = items[k];

@@ -20,7 +20,11 @@ std::unique_ptr<SearchBackend> make_gpu_search(const std::string& kernel, const 
 // find_peak on the map minus the motion penalty (zero at the centre, `weight` at the edge),
 // with score and sub-pixel offset from the raw map: a distractor must beat the target by
 // more than its distance costs.
-RankedPeak penalised_peak(const MapView& map, double weight, std::vector<float>& scratch);
+struct PenaltyScratch {
+    std::vector<float> map;              // the penalised map
+    std::vector<double> column_penalty;  // each column's share of the penalty (before the weight)
+};
+RankedPeak penalised_peak(const MapView& map, double weight, PenaltyScratch& scratch);
 
 // Fills hit's rival fields from `map` (size.width packed columns): its best local maximum at
 // least apart.width or apart.height from hit.peak, and map's value at hit.peak.

@@ -41,7 +41,7 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
         // smaller box is higher (less background), so it must not pick the scale.
         Peak& pk = hit.peak;
         const std::size_t at = static_cast<std::size_t>(pk.y) * o.width + pk.x;
-        const float penalty = r.penalty > 0 ? m[at] - s.penalised[at] : 0.0f;
+        const float penalty = r.penalty > 0 ? m[at] - s.penalised.map[at] : 0.0f;
         pk.score = s.ncc[at];
         hit.ranked = pk.score - penalty;
         if (lookalikes) hit.lookalike = s.lookalike_max[at];
@@ -81,24 +81,27 @@ void find_rival(const float* map, Size size, RankedPeak& hit, Size apart) {
     }
 }
 
-RankedPeak penalised_peak(const MapView& map, double weight, std::vector<float>& scratch) {
+RankedPeak penalised_peak(const MapView& map, double weight, PenaltyScratch& scratch) {
     RankedPeak out;
     if (weight <= 0) {
         out.peak = find_peak(map);
         out.ranked = out.peak.score;
         return out;
     }
-    scratch.resize(static_cast<std::size_t>(map.width) * map.height);
+    scratch.map.resize(static_cast<std::size_t>(map.width) * map.height);
     const double cx = (map.width - 1) / 2.0, cy = (map.height - 1) / 2.0;
     const double rx2 = std::max(1.0, cx * cx), ry2 = std::max(1.0, cy * cy);
+    // The column terms once per map, not per pixel (the same doubles, so the same floats).
+    scratch.column_penalty.resize(map.width);
+    double* const column = scratch.column_penalty.data();
+    for (int x = 0; x < map.width; ++x) column[x] = (x - cx) * (x - cx) / rx2;
     for (int y = 0; y < map.height; ++y) {
         const double dy2 = (y - cy) * (y - cy) / ry2;
         const float* src = map.row(y);
-        float* dst = &scratch[static_cast<std::size_t>(y) * map.width];
-        for (int x = 0; x < map.width; ++x)
-            dst[x] = src[x] - static_cast<float>(weight * ((x - cx) * (x - cx) / rx2 + dy2));
+        float* dst = &scratch.map[static_cast<std::size_t>(y) * map.width];
+        for (int x = 0; x < map.width; ++x) dst[x] = src[x] - static_cast<float>(weight * (column[x] + dy2));
     }
-    const MapView pm{scratch.data(), map.width, map.height, static_cast<std::size_t>(map.width)};
+    const MapView pm{scratch.map.data(), map.width, map.height, static_cast<std::size_t>(map.width)};
     Peak& pk = out.peak;
     pk = find_peak(pm);
     out.ranked = pk.score;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "app/track/backends.h"
 #include "app/track/colour_model.h"
 #include "app/track/search.h"
 
@@ -15,7 +16,8 @@ namespace corrtrack {
 
 // Buffers reused between requests (no allocation once grown).
 struct CueScratch {
-    std::vector<float> ncc, colour, rank, lookalike_max, penalised;
+    std::vector<float> ncc, colour, rank, lookalike_max;
+    PenaltyScratch penalised;
     ColourMapScratch colour_map;
 };
 
