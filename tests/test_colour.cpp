@@ -1,9 +1,11 @@
-// The colour cue (app/track/colour_model.h): the model's likelihoods and how it steps aside on
+// The colour cue (app/track/colour_model.h): the model's likelihoods (against a brute-force
+// count) and how it steps aside on
 // grey frames, the score map against a brute-force mean, a tracker that tells two exact luma
 // look-alikes apart by their colour where the NCC alone takes the nearer one, and the extent
 // head that sizes the reported box by the target's colours.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -79,6 +81,55 @@ TEST(ColourModel, GreyFramesHaveNoModel) {
 // A 40 x 40 red square on green, the model learnt on its true box: boxes too small, too large
 // and right about the same centre get the factor that makes them 40 px (the nearest of the
 // steps of 0.05 in log), and the right one keeps its size.
+// learn counts each pixel of its sampling grid once, in the box or in its ring: the
+// likelihoods equal a brute-force count over the same grid (its documented constants: about
+// 6000 samples a region, a ring of half the box's mean side, a prior of 1e-3), to the bit.
+// Blocks of one colour make runs of one bin, and the boxes reach past the frame's edges.
+TEST(ColourModel, LearnCountsEveryGridPixelOnce) {
+    std::mt19937 rng(11);
+    YuvFrame f(203, 151, 0, 0, 0);
+    for (int y = 0; y < f.h; ++y)
+        for (int x = 0; x < f.w; ++x)
+            f.y[static_cast<std::size_t>(y) * f.w + x] = static_cast<std::uint8_t>(((x / 7) * 37 + (y / 5) * 91) & 255);
+    for (auto* p : {&f.u, &f.v})
+        for (std::size_t i = 0; i < p->size(); ++i)
+            (*p)[i] = static_cast<std::uint8_t>(rng() % 4 == 0 ? rng() : i / 13);
+    const FrameView fv = f.view();
+    for (const BoxF box :
+         {BoxF{60, 40, 30, 50}, BoxF{-10, -6, 40, 30}, BoxF{150, 100, 70, 60}, BoxF{20, 10, 150, 120}}) {
+        ColourModel m;
+        m.learn(fv, box, 1.0f);
+        ASSERT_TRUE(m.ready());
+        const double margin = 0.5 * (box.width + box.height) / 2;
+        auto cl = [](double v, int hi) { return std::clamp(static_cast<int>(std::lround(v)), 0, hi); };
+        const int ix0 = cl(box.x, f.w), iy0 = cl(box.y, f.h), ix1 = cl(box.x + box.width, f.w),
+                  iy1 = cl(box.y + box.height, f.h);
+        const int ox0 = cl(box.x - margin, f.w), oy0 = cl(box.y - margin, f.h),
+                  ox1 = cl(box.x + box.width + margin, f.w), oy1 = cl(box.y + box.height + margin, f.h);
+        const double area = static_cast<double>(ox1 - ox0) * (oy1 - oy0);
+        const int step = std::max(1, static_cast<int>(std::sqrt(area / 6000)));
+        std::vector<double> fg(kColourBins), bg(kColourBins);
+        double nf = 0, nb = 0;
+        for (int y = oy0; y < oy1; y += step)
+            for (int x = ox0; x < ox1; x += step) {
+                const std::size_t c = static_cast<std::size_t>(y / 2) * f.cw() + x / 2;
+                const int b = colour_bin(f.y[static_cast<std::size_t>(y) * f.w + x], f.u[c], f.v[c]);
+                const bool in = x >= ix0 && x < ix1 && y >= iy0 && y < iy1;
+                (in ? fg : bg)[b] += 1;
+                (in ? nf : nb) += 1;
+            }
+        const ColourCue cue = m.cue(1.0f);
+        ASSERT_NE(cue.likelihood, nullptr) << "box at " << box.x << "," << box.y;
+        int differ = 0;
+        for (int b = 0; b < kColourBins; ++b) {
+            const float pf = static_cast<float>(fg[b] / nf), pb = static_cast<float>(bg[b] / nb);
+            const float want = (pf + 1e-3f) / (pf + pb + 2e-3f);
+            differ += cue.likelihood[b] != want;
+        }
+        EXPECT_EQ(differ, 0) << "box at " << box.x << "," << box.y << ", grid step " << step;
+    }
+}
+
 TEST(ColourModel, ExtentIsTheBoxTheTargetColoursFill) {
     YuvFrame f(200, 160, 100, kGreenU, kGreenV);
     f.fill_chroma(80, 60, 120, 100, kRedU, kRedV);
