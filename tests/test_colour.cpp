@@ -1,8 +1,8 @@
 // The colour cue (app/track/colour_model.h): the model's likelihoods (against a brute-force
-// count) and how it steps aside on
-// grey frames, the score map against a brute-force mean, a tracker that tells two exact luma
-// look-alikes apart by their colour where the NCC alone takes the nearer one, and the extent
-// head that sizes the reported box by the target's colours.
+// count) and how it steps aside on grey frames, the score map against a brute-force mean, a
+// tracker that tells two exact luma look-alikes apart by their colour where the NCC alone
+// takes the nearer one, and the extent head that sizes the reported box by the target's
+// colours.
 #include <gtest/gtest.h>
 
 #include <algorithm>
