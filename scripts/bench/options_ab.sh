@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Which tracker option costs the GPU path its rate (issue 30): `corrtrack track` on the 1080p
+# texture panning 3 px a frame that scripts/bench/cues_ab.sh makes, NVDEC, kernel auto, with
+# 256 and with 1 boxes of 40x40, the defaults twice against the cues off, then each option off
+# alone (--colour 0, --distractor-weight 0, --colour-extent 0), CORRTRACK_GPU_SEARCH_STATS=1.
+# Run on the GPU host from the repository root; it builds FFmpeg first (skipped when built).
+#   bash scripts/bench/options_ab.sh | tee $OUT/options_ab.txt
+set -u
+STEPS=ffmpeg bash scripts/gpu_check.sh > /dev/null 2>&1
+export LD_LIBRARY_PATH=/tmp/ffmpeg/lib:$PWD/.gpu/lib:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:/usr/local/nvidia/lib64
+B=build/app/corrtrack
+if [ ! -s /tmp/pan.mp4 ]; then
+  sed -n '/^python3 - 300/,/^PY$/p' scripts/bench/cues_ab.sh > /tmp/mkpan.sh
+  bash /tmp/mkpan.sh
+fi
+ls -la /tmp/pan.mp4
+run() {  # n extra...
+  local n=$1; shift
+  local boxes=()
+  if [ $n = 1 ]; then boxes=(--box 900,500,40,40); else
+  for ((i=0;i<n;i++)); do c=$((i % 32)); r=$((i / 32)); boxes+=(--box "$((300 + c * 40)),$((200 + r * 20)),40,40"); done; fi
+  echo "== $n targets: $*"
+  CORRTRACK_GPU_SEARCH_STATS=1 timeout 60 $B track /tmp/pan.mp4 "${boxes[@]}" --decode nvdec --kernel auto "$@" 2>&1 | grep -iE "wall time|host cues|us/frame:|error" | head -4
+}
+for rep in 1 2; do
+run 256
+run 256 --colour 0 --distractor-weight 0
+done
+run 256 --colour 0
+run 256 --distractor-weight 0
+run 256 --colour-extent 0
+run 256 --colour 0 --distractor-weight 0 --colour-extent 0
+run 1
+run 1 --colour 0
+run 1 --distractor-weight 0
+run 1 --colour-extent 0
+run 1 --colour 0 --distractor-weight 0
