@@ -17,12 +17,12 @@ ls -la /tmp/pan.mp4
 run() {  # n extra...
   local n=$1; shift
   local boxes=()
-  if [ $n = 1 ]; then boxes=(--box 900,500,40,40); else
+  if [ "$n" = 1 ]; then boxes=(--box "900,500,40,40"); else
   for ((i=0;i<n;i++)); do c=$((i % 32)); r=$((i / 32)); boxes+=(--box "$((300 + c * 40)),$((200 + r * 20)),40,40"); done; fi
   echo "== $n targets: $*"
   CORRTRACK_GPU_SEARCH_STATS=1 timeout 60 $B track /tmp/pan.mp4 "${boxes[@]}" --decode nvdec --kernel auto "$@" 2>&1 | grep -iE "wall time|host cues|us/frame:|error" | head -4
 }
-for rep in 1 2; do
+for _ in 1 2; do
 run 256
 run 256 --colour 0 --distractor-weight 0
 done
