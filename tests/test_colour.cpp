@@ -78,9 +78,6 @@ TEST(ColourModel, GreyFramesHaveNoModel) {
     EXPECT_EQ(m.cue(0.5f).likelihood, nullptr);
 }
 
-// A 40 x 40 red square on green, the model learnt on its true box: boxes too small, too large
-// and right about the same centre get the factor that makes them 40 px (the nearest of the
-// steps of 0.05 in log), and the right one keeps its size.
 // learn counts each pixel of its sampling grid once, in the box or in its ring: the
 // likelihoods equal a brute-force count over the same grid (its documented constants: about
 // 6000 samples a region, a ring of half the box's mean side, a prior of 1e-3), to the bit.
@@ -130,6 +127,9 @@ TEST(ColourModel, LearnCountsEveryGridPixelOnce) {
     }
 }
 
+// A 40 x 40 red square on green, the model learnt on its true box: boxes too small, too large
+// and right about the same centre get the factor that makes them 40 px (the nearest of the
+// steps of 0.05 in log), and the right one keeps its size.
 TEST(ColourModel, ExtentIsTheBoxTheTargetColoursFill) {
     YuvFrame f(200, 160, 100, kGreenU, kGreenV);
     f.fill_chroma(80, 60, 120, 100, kRedU, kRedV);
