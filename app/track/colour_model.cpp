@@ -94,14 +94,6 @@ void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
         n_in += row_in_count;
         n_ring += before(out.x1) - row_in_count;
     }
-    std::vector<float>& fg = frame_fg_;
-    std::vector<float>& bg = frame_bg_;
-    fg.resize(kColourBins);
-    bg.resize(kColourBins);
-    for (int b = 0; b < kColourBins; ++b) {
-        fg[b] = static_cast<float>(in_counts[b]);
-        bg[b] = static_cast<float>(ring_counts[b]);
-    }
     const double nf = static_cast<double>(n_in), nb = static_cast<double>(n_ring);
     if (nf == 0) return;
     // One pass over the bins: the histograms move, the likelihood follows, and the sums say
@@ -109,11 +101,13 @@ void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
     likelihood_.resize(kColourBins);
     double sf = 0, sb = 0;
     for (int b = 0; b < kColourBins; ++b) {
-        fg_[b] += rate * (static_cast<float>(fg[b] / nf) - fg_[b]);
-        if (nb > 0) bg_[b] += rate * (static_cast<float>(bg[b] / nb) - bg_[b]);
+        // A count is exact in float (fewer than 2^24 samples a region).
+        const float fg = static_cast<float>(in_counts[b]), bg = static_cast<float>(ring_counts[b]);
+        fg_[b] += rate * (static_cast<float>(fg / nf) - fg_[b]);
+        if (nb > 0) bg_[b] += rate * (static_cast<float>(bg / nb) - bg_[b]);
         likelihood_[b] = (fg_[b] + kPrior) / (fg_[b] + bg_[b] + 2 * kPrior);
-        sf += fg[b] * likelihood_[b];
-        sb += bg[b] * likelihood_[b];
+        sf += fg * likelihood_[b];
+        sb += bg * likelihood_[b];
     }
     separation_ = nb > 0 ? static_cast<float>(sf / nf - sb / nb) : 0.0f;
     ready_ = true;

@@ -50,8 +50,7 @@ public:
 
 private:
     std::vector<float> fg_, bg_, likelihood_;
-    std::vector<float> frame_fg_, frame_bg_;  // the last learnt frame's counts (scratch)
-    std::vector<std::uint32_t> counts_;       // learn's integer counts (scratch)
+    std::vector<std::uint32_t> counts_;  // the last learnt frame's counts, box then ring (scratch)
     bool ready_ = false;
     float separation_ = 0;  // mean likelihood inside the box minus in the ring, last learnt
 };
