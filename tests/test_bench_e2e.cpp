@@ -187,6 +187,19 @@ TEST_F(BenchE2e, RealtimeStreamsCountEveryFrame) {
     EXPECT_EQ((*s)["decode_only_ceiling"]["frames"], 20) << "the ceiling runs at full speed, --e2e-frames each";
 }
 
+// --targets paced to the clip's 25 fps (issue 30's live start): the pass takes the clip's time
+// (unpaced it runs at hundreds of fps), every frame is tracked or counted as late, and a frame's
+// latency is its own work, under one frame time, not the wait behind frames decoded ahead.
+TEST_F(BenchE2e, RealtimeTargetsTimeEachFrameAlone) {
+    const auto doc = bench("--targets 2 --targets-only --realtime --e2e-decode sw --e2e-frames 10");
+    const nlohmann::json* t = row(doc["clips"][0]["targets"], "sw");
+    ASSERT_TRUE(t) << doc.dump();
+    EXPECT_EQ((*t)["realtime"], true);
+    EXPECT_EQ((*t)["frames"].get<long>() + (*t)["late_dropped"]["median_pass"].get<long>(), 10);
+    EXPECT_LT((*t)["decode_track_fps"].get<double>(), 25.0 * 10 / 9 + 1) << "paced: 10 frames span 9 intervals";
+    EXPECT_LT((*t)["first_frames_latency"]["median_pass"]["p95_ms"].get<double>(), 40.0);
+}
+
 TEST_F(BenchE2e, ScaleOptionsNeedAClipAndSaneValues) {
     const struct {
         std::string args, message;

@@ -129,8 +129,9 @@ void register_bench_command(CLI::App& root, CommandOutcome& outcome) {
         ->delimiter(',')
         ->check(CLI::Range(1, kMaxE2eStreams));
     cmd->add_flag("--realtime", e2e->realtime,
-                  "e2e --streams: pace each stream to the clip's timestamps (frames that fall behind are dropped "
-                  "and counted), as live cameras would come");
+                  "e2e --streams and --targets: pace each stream to the clip's timestamps (frames that fall behind "
+                  "are dropped and counted), as live cameras would come; a frame's latency is then its own, not "
+                  "the wait behind frames decoded ahead of it");
     add_ranged_option(*cmd, "--nvdec-streams", e2e->nvdec_streams,
                       "e2e --streams with auto: at most this many streams on NVDEC at once, the rest on the CPU "
                       "(as `corrtrack track --nvdec-streams`)",

@@ -4,11 +4,14 @@
 # H.264 clip (x264 veryfast, 600 frames, made here), traced (CORRTRACK_TRACE_START=1), four
 # times: cold (an empty CORRTRACK_CACHE_DIR), warm (the cache the cold run wrote), sync-nocache
 # (the old sync round without the cache: CORRTRACK_AUTO_TIMING=sync, --no-cache) and eager-cold
-# (cold in a cache of its own, CUDA_MODULE_LOADING=EAGER). scripts/gpu_check.sh's first step.
+# (cold in a cache of its own, CUDA_MODULE_LOADING=EAGER); then paced-cold and paced-warm: cold
+# in a cache of their own and warm from it, with --realtime --e2e-frames 150 (frames at the
+# clip's 30 fps, as a camera gives them: a frame's latency is then its own decode and tracking,
+# not the wait behind the frames decoded ahead of it). scripts/gpu_check.sh's first step.
 #
 #   scripts/bench/first.sh CORRTRACK FFMPEG OUTDIR LIMIT
 #
-# LIMIT: the step's seconds; each run gets a quarter of them, cut to what is left of them since
+# LIMIT: the step's seconds; each run gets a sixth of them, cut to what is left of them since
 # the start (the clip's making counts; at least 1 s). Writes per run OUTDIR/first-RUN.txt (the
 # command, its output, "=== RUN: exit N") and first-RUN.json; OUTDIR/first.txt: all of them,
 # then the cache the cold run wrote (OUTDIR/first-cache; eager-cold's is first-cache-eager).
@@ -21,24 +24,28 @@ ff=${2:?ffmpeg}
 out=${3:?output folder}
 lim=${4:?time limit in seconds}
 end=$((SECONDS + lim))
-run_limit() {  # a quarter of LIMIT, cut to what is left of it (at least 1)
+run_limit() {  # a sixth of LIMIT, cut to what is left of it (at least 1)
   local left=$((end - SECONDS - 3))
-  [ "$left" -lt $((lim / 4)) ] && { [ "$left" -lt 1 ] && echo 1 || echo "$left"; return; }
-  echo $((lim / 4))
+  [ "$left" -lt $((lim / 6)) ] && { [ "$left" -lt 1 ] && echo 1 || echo "$left"; return; }
+  echo $((lim / 6))
 }
 mkdir -p "$out"
 clip="$out/first-1080p.mp4"
 cache="$out/first-cache"
-rm -rf "$cache" "$cache-eager"
+rm -rf "$cache" "$cache-eager" "$cache-paced"
 # The e2e step's 1080p clip: testsrc2 through x264 veryfast.
 "$ff" -nostdin -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=20" \
   -c:v libx264 -preset veryfast -pix_fmt yuv420p "$clip"
 st=PASS; line=""
 : >"$out/first.txt"
-for run in cold warm sync-nocache eager-cold; do
+for run in cold warm sync-nocache eager-cold paced-cold paced-warm; do
   extra=(); envs=(CORRTRACK_CACHE_DIR="$cache" CORRTRACK_TRACE_START=1)
   [ "$run" = sync-nocache ] && { extra=(--no-cache); envs+=(CORRTRACK_AUTO_TIMING=sync); }
   [ "$run" = eager-cold ] && envs=(CORRTRACK_CACHE_DIR="$cache-eager" CORRTRACK_TRACE_START=1 CUDA_MODULE_LOADING=EAGER)
+  case "$run" in paced-*)
+    envs=(CORRTRACK_CACHE_DIR="$cache-paced" CORRTRACK_TRACE_START=1)
+    extra=(--realtime --e2e-frames 150) ;;
+  esac
   {
     echo "=== $run: ${envs[*]} corrtrack bench --e2e first-1080p.mp4 --targets 256 --targets-only ${extra[*]}"
     timeout -k 5 "$(run_limit)" env "${envs[@]}" "$bin" bench \
