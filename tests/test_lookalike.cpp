@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
+#include "app/track/search_cues.h"
 #include "app/track/tracker.h"
 
 namespace corrtrack {
@@ -89,6 +91,67 @@ TEST(Lookalikes, BeyondCueTargetsTheTermStepsAside) {
         EXPECT_FLOAT_EQ(crowd[t].score, plain[t].score) << "frame " << t + 1;
     }
     EXPECT_NEAR(crowd.back().box.x, kCopyX, 0.5);
+}
+
+}  // namespace
+}  // namespace corrtrack
+
+namespace corrtrack {
+namespace {
+
+// A request that only wants its rival (no cue applies): the GPU keeps its own peak, the host's
+// penalised peak, and adds the rival from the copied map (add_rival). That must be rank_request's
+// hit, every field, on a map with the peak, a rival hill apart from it and a higher local
+// maximum too near the peak to be a rival.
+TEST(Lookalikes, RivalAddedToABackendsPeakIsTheHostsRanking) {
+    const Size o{41, 37};
+    std::vector<float> map(static_cast<std::size_t>(o.area()));
+    std::mt19937 rng(11);
+    auto hill = [&](int cx, int cy, float top, float spread) {
+        for (int y = 0; y < o.height; ++y)
+            for (int x = 0; x < o.width; ++x) {
+                const float d2 = static_cast<float>((x - cx) * (x - cx) + (y - cy) * (y - cy));
+                float& v = map[static_cast<std::size_t>(y) * o.width + x];
+                v = std::max(v, top * std::exp(-d2 / (2 * spread * spread)));
+            }
+    };
+    for (float& v : map) v = static_cast<float>(rng() % 200) / 1000.0f - 0.1f;
+    hill(22, 17, 0.9f, 3.0f);   // the peak
+    hill(27, 17, 0.75f, 1.0f);  // a local maximum too near the peak: not apart, not a rival
+    hill(5, 30, 0.62f, 2.0f);   // the rival
+    hill(36, 4, 0.55f, 2.0f);   // a lower one
+    const std::vector<std::uint8_t> templ(12 * 10, 1);
+    SearchRequest r;
+    r.templ.image = {templ.data(), 12, 10, 12, MemorySpace::kHost};
+    r.patch = {o.width + 11, o.height + 9};
+    r.penalty = 0.1;
+    r.want_rival = true;
+    CueScratch scratch;
+    std::vector<float> ranked_map = map;
+    const RankedPeak host = rank_request(r, FrameView{}, nullptr, ranked_map.data(), o, nullptr, scratch);
+    PenaltyScratch ps;
+    RankedPeak backend =
+        penalised_peak({map.data(), o.width, o.height, static_cast<std::size_t>(o.width)}, r.penalty, ps);
+    EXPECT_EQ(backend.rival, -2.0f) << "a backend's own peak has no rival yet";
+    add_rival(r, map.data(), o, backend);
+    EXPECT_EQ(host.peak.x, 22);
+    EXPECT_EQ(host.peak.y, 17);
+    EXPECT_EQ(host.rival_x, 5.0f);
+    EXPECT_EQ(host.rival_y, 30.0f);
+    EXPECT_NEAR(host.rival, 0.62f, 0.01f);
+    EXPECT_EQ(backend.peak.x, host.peak.x);
+    EXPECT_EQ(backend.peak.y, host.peak.y);
+    EXPECT_EQ(backend.peak.sub_x, host.peak.sub_x);
+    EXPECT_EQ(backend.peak.sub_y, host.peak.sub_y);
+    EXPECT_EQ(backend.peak.score, host.peak.score);
+    EXPECT_EQ(backend.peak.psr, host.peak.psr);
+    EXPECT_EQ(backend.peak.second, host.peak.second);
+    EXPECT_EQ(backend.ranked, host.ranked);
+    EXPECT_EQ(backend.rival, host.rival);
+    EXPECT_EQ(backend.rival_x, host.rival_x);
+    EXPECT_EQ(backend.rival_y, host.rival_y);
+    EXPECT_EQ(backend.rival_of, host.rival_of);
+    EXPECT_EQ(backend.lookalike, host.lookalike);
 }
 
 }  // namespace

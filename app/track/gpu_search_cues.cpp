@@ -1,6 +1,7 @@
-// The GPU search's cues (gpu_search.h): the requests with a colour cue, look-alikes or a
-// rival asked for are ranked by the shared host code (search_cues.h) on their maps, copied
-// to pinned memory on the stream before the search's one wait, so the boxes are the CPU's.
+// The GPU search's cues (gpu_search.h): the requests with a colour cue or look-alikes are
+// ranked by the shared host code (search_cues.h) on their maps, copied to pinned memory on the
+// stream before the search's one wait, so the boxes are the CPU's; a request that only asks
+// for its rival keeps the device's peak and gets the rival from its copied map.
 #include <algorithm>
 
 #include "app/track/gpu_search.h"
@@ -85,6 +86,13 @@ void GpuSearch::rank_on_host(const Pass& ps, const std::vector<SearchRequest>& r
     for (std::size_t i : host_ranked_) {
         const SearchRequest& r = requests[i];
         const Size o = pack(i, cue_map_);
+        if (!cues_apply(r, view_)) {
+            // Only its rival: the device's peak is the host's penalised peak (the boxes of the
+            // two backends are equal without cues), so only the rival scan runs here.
+            add_rival(r, cue_map_.data(), o, hits[i]);
+            counters_.host_rivals += 1;
+            continue;
+        }
         const float* lookalike[SearchRequest::kMaxDistractors] = {};
         for (const LookalikeItem& l : lookalikes_)
             if (l.request == i) {

@@ -27,8 +27,10 @@ void GpuSearchStats::print(std::FILE* out) const {
                  "gpu search graphs: %ld searches as one graph launch (%.1f us/frame to capture, update and launch), "
                  "%ld instantiations, %ld failed captures\n",
                  graph.launches, graph_ms * n, graph.instantiations, graph.failures);
-    std::fprintf(out, "gpu search host cues: %.2f requests/frame ranked on the host, %.1f us/frame\n",
-                 host_ranked / frames, host_rank_ms * n);
+    std::fprintf(out,
+                 "gpu search host cues: %.2f requests/frame ranked on the host, %.2f only their rival found there, "
+                 "%.1f us/frame\n",
+                 host_ranked / frames, host_rivals / frames, host_rank_ms * n);
 }
 
 }  // namespace corrtrack

@@ -21,6 +21,7 @@ struct GpuSearchStats {
     double sample_launch_ms = 0, peaks_launch_ms = 0, event_ms = 0;
     double graph_ms = 0;                       // capture, update and launch of the searches that ran as graphs
     double host_rank_ms = 0, host_ranked = 0;  // the requests ranked by the shared host cues
+    double host_rivals = 0;                    // the requests that only had their rival found there
     SearchGraphCounts graph;
     double set_template_calls = 0, set_template_px = 0, run_calls = 0, halvings = 0;
     long frames = 0, host_frames = 0, pageable_frames = 0, late_uploads = 0, uploaded_rows = 0, frame_rows = 0;

@@ -46,13 +46,16 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
         hit.ranked = pk.score - penalty;
         if (lookalikes) hit.lookalike = s.lookalike_max[at];
     }
-    // Look-alikes stand apart: a box overlapping the target by more than a fifth would hold
-    // part of the target itself. Only where asked: it scans the whole map.
-    const Size t = r.templ.image.size();
-    if (r.want_rival)
-        find_rival(lookalikes ? s.rank.data() : m, o, hit,
-                   {std::max(1, t.width * 4 / 5), std::max(1, t.height * 4 / 5)});
+    // Only where asked: it scans the whole map.
+    if (r.want_rival) add_rival(r, lookalikes ? s.rank.data() : m, o, hit);
     return hit;
+}
+
+void add_rival(const SearchRequest& r, const float* map, Size o, RankedPeak& hit) {
+    // Look-alikes stand apart: a box overlapping the target by more than a fifth would hold
+    // part of the target itself.
+    const Size t = r.templ.image.size();
+    find_rival(map, o, hit, {std::max(1, t.width * 4 / 5), std::max(1, t.height * 4 / 5)});
 }
 
 void find_rival(const float* map, Size size, RankedPeak& hit, Size apart) {

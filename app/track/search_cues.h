@@ -27,10 +27,20 @@ inline bool colour_applies(const SearchRequest& r, const FrameView& frame) {
 }
 inline bool lookalikes_apply(const SearchRequest& r) { return r.distractor_count > 0 && r.distractor_weight > 0; }
 
+// Whether a cue moves r's peak, so that only the host's ranking (rank_request) gives it.
+inline bool cues_apply(const SearchRequest& r, const FrameView& frame) {
+    return colour_applies(r, frame) || lookalikes_apply(r);
+}
 // Whether the hit of r needs the host: a cue, or its rival fields asked for.
 inline bool needs_host_rank(const SearchRequest& r, const FrameView& frame) {
-    return r.want_rival || colour_applies(r, frame) || lookalikes_apply(r);
+    return r.want_rival || cues_apply(r, frame);
 }
+
+// Adds the rival fields of `hit` (RankedPeak) from `map`, r's ranking map before the
+// look-alike term (packed o): the best local maximum that stands apart from the peak. Where no
+// cue applies the ranking map is the NCC map itself, so a backend that ranked such a request's
+// peak on its own adds the rival here and gets rank_request's hit, every field.
+void add_rival(const SearchRequest& r, const float* map, Size o, RankedPeak& hit);
 
 // Request r's hit. `map`: its NCC map (o = patch - template + 1, packed; gradient-blended
 // where asked), turned in place into the ranking map. `patch`: the sampled window (packed
