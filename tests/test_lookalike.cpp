@@ -93,12 +93,6 @@ TEST(Lookalikes, BeyondCueTargetsTheTermStepsAside) {
     EXPECT_NEAR(crowd.back().box.x, kCopyX, 0.5);
 }
 
-}  // namespace
-}  // namespace corrtrack
-
-namespace corrtrack {
-namespace {
-
 // A request that only wants its rival (no cue applies): the GPU keeps its own peak, the host's
 // penalised peak, and adds the rival from the copied map (add_rival). That must be rank_request's
 // hit, every field, on a map with the peak, a rival hill apart from it and a higher local
