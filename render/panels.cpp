@@ -212,7 +212,9 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
     ImGui::SliderInt("##scales", &o.scales, 1, 7, "%d", ImGuiSliderFlags_AlwaysClamp);
     if (o.scales > 1) slider("Scale step", &o.scale_step, 1.0, 1.2, "%.3f");
     slider("Gradient", &o.gradient, 0.0, 1.0, "%.2f of each match");
-    // The cues (colour_model.h, the look-alike term); they step aside beyond cue_targets.
+    // The cues (correlation_filter.h, colour_model.h, the look-alike term); they step aside
+    // beyond cue_targets.
+    slider("Filter", &o.filter, 0.0, 1.0, "at most %.2f of each match");
     slider("Colour", &o.colour, 0.0, 1.0, "%.2f of each match");
     if (o.colour > 0) slider("Colour extent", &o.colour_extent, 0.0, 1.0, "box size rate %.2f");
     slider("Look-alikes", &o.distractor_weight, 0.0, 1.0, "weight %.2f");

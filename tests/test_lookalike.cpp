@@ -41,11 +41,13 @@ struct Scene {
 };
 
 // The box's left edge in the last frame: 10 clear frames, then 10 with part of the target hidden.
-std::vector<TrackResult> track(double distractor_weight, int hidden, int cue_targets = 8) {
+// The correlation filter is off unless asked: these tests are about the look-alike term.
+std::vector<TrackResult> track(double distractor_weight, int hidden, int cue_targets = 8, double filter = 0.0) {
     const Scene s;
     TrackerOptions o;
     o.kernel = "cpu_fast";
     o.scales = 1;
+    o.filter = filter;
     o.distractor_weight = distractor_weight;
     o.cue_targets = cue_targets;
     Tracker tracker(o);
@@ -71,6 +73,17 @@ TEST(Lookalikes, CopyBesideAPartlyHiddenTargetIsNotTaken) {
     for (std::size_t t = 0; t < aware.size(); ++t) EXPECT_NEAR(aware[t].box.x, kTargetX, 0.5) << "frame " << t + 1;
     // The score the gates read stays the template's NCC at the target.
     EXPECT_LT(aware.back().score, plain.back().score);
+}
+
+// The correlation filter (default weight) alone keeps the box on the partly hidden target too,
+// where the NCC alone takes the copy.
+TEST(Lookalikes, CorrelationFilterAloneKeepsThePartlyHiddenTarget) {
+    const int hidden = 22;
+    const auto filtered = track(0.0, hidden, 8, TrackerOptions{}.filter);
+    for (std::size_t t = 0; t < filtered.size(); ++t)
+        EXPECT_NEAR(filtered[t].box.x, kTargetX, 0.5) << "frame " << t + 1;
+    // Beyond cue_targets the filter steps aside with the other cues: the NCC takes the copy.
+    EXPECT_NEAR(track(0.0, hidden, 0, TrackerOptions{}.filter).back().box.x, kCopyX, 0.5);
 }
 
 TEST(Lookalikes, ClearTargetIsTrackedAlikeWithOrWithout) {

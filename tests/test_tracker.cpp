@@ -105,12 +105,24 @@ TEST(Tracker, ThinTallTargetStaysWithinTheKernelsTemplateLimit) {
     spec.start_y = 40;
     const WrittenClip clip("tracker_thin", spec, "thin.mkv");
     ASSERT_EQ(clip.truth.size(), 30u) << clip.error;
-    const TrackStats s = track_clip(clip, test::options_on("cpu_fast"));
+    // The NCC alone: sub-pixel at the template's scale.
+    TrackerOptions ncc = test::options_on("cpu_fast");
+    ncc.filter = 0;
+    const TrackStats s = track_clip(clip, ncc);
     EXPECT_EQ(s.frames, 29);
     EXPECT_EQ(s.lost, 0);
     const double reduction = 600.0 / kMaxTemplateSide;  // one template pixel: 2.3 px
     EXPECT_LT(s.mean_error, 0.5 * reduction) << "max " << s.max_error;
     std::printf("synthetic 10x600 target: mean centre error %.3f px, max %.3f px\n", s.mean_error, s.max_error);
+    // With the correlation filter (the default) the box stays on the stripe, less exactly: the
+    // stripe is a tenth of its window, and the filter also learns the smooth texture beside it
+    // (notes/TRACKING.md, release 9).
+    const TrackStats f = track_clip(clip, test::options_on("cpu_fast"));
+    EXPECT_EQ(f.frames, 29);
+    EXPECT_LT(f.mean_error, 1.5 * reduction) << "max " << f.max_error;
+    EXPECT_LT(f.max_error, 6 * reduction);
+    std::printf("with the filter: mean centre error %.3f px, max %.3f px, %d lost\n", f.mean_error, f.max_error,
+                f.lost);
 }
 
 TEST(Tracker, LosesAnOccludedTargetAndReDetectsItElsewhere) {
@@ -276,7 +288,7 @@ namespace corrtrack {
 namespace {
 
 // Every available kernel drives the tracker to the same track: the maps are the same NCC
-// from exact sums, so the boxes agree far below a pixel. On a GPU machine this runs the
+// from exact sums (cpu_opencv's in float), so the boxes agree far below a pixel. On a GPU machine this runs the
 // tracker's device path (upload, kernel, map download) for every CUDA kernel.
 TEST(Tracker, SameTrackOnEveryAvailableKernel) {
     const WrittenClip clip("tracker_kernels", small_spec(30));
@@ -307,10 +319,13 @@ TEST(Tracker, SameTrackOnEveryAvailableKernel) {
             if (!e.available() || std::string(e.name) == "cpu_fast") continue;
             const auto got = track(e.name);
             ASSERT_EQ(got.size(), reference.size()) << e.name;
+            // cpu_opencv sums in float: its maps differ in the sixth digit, and the correlation
+            // filter's weight (from the NCC map's PSR) carries that into the blended template.
+            const double score_tolerance = std::string(e.name) == "cpu_opencv" ? 5e-4 : 1e-4;
             for (std::size_t i = 0; i < got.size(); ++i) {
                 EXPECT_NEAR(got[i].sub_cx, reference[i].sub_cx, 1e-3) << e.name << " frame " << i + 1;
                 EXPECT_NEAR(got[i].sub_cy, reference[i].sub_cy, 1e-3) << e.name << " frame " << i + 1;
-                EXPECT_NEAR(got[i].score, reference[i].score, 1e-4) << e.name << " frame " << i + 1;
+                EXPECT_NEAR(got[i].score, reference[i].score, score_tolerance) << e.name << " frame " << i + 1;
             }
             std::printf("%s: same track as cpu_fast over %zu frames\n", e.name, got.size());
             ++compared;

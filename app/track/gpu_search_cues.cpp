@@ -1,4 +1,5 @@
-// The GPU search's cues (gpu_search.h): the requests with a colour cue or look-alikes are
+// The GPU search's cues (gpu_search.h): the requests with a colour cue, look-alikes or a
+// correlation filter are
 // ranked by the shared host code (search_cues.h) on their maps, copied to pinned memory on the
 // stream before the search's one wait, so the boxes are the CPU's; a request that only asks
 // for its rival keeps the device's peak and gets the rival from its copied map.
@@ -54,11 +55,11 @@ void GpuSearch::copy_cue_inputs(const Pass& ps, const std::vector<SearchRequest>
     for (const LookalikeItem& l : lookalikes_) add_map(l.item);
     float* host_maps = grow(cue_maps_, ps.floats);
     copy_ranges(ranges_, kGapBytes / sizeof(float), maps, host_maps, s);
-    // The windows of those with a colour cue (its score reads the sampled luma).
+    // The windows of those with a colour cue or a filter (both read the sampled luma).
     ranges_.clear();
     for (std::size_t i : host_ranked_) {
         const SearchRequest& r = requests[i];
-        if (!colour_applies(r, view_)) continue;
+        if (!reads_window(r, view_)) continue;
         const SampleItem& si = sample_items_[ps.slot_of_request[i]];
         ranges_.push_back({si.dst_offset, si.dst_offset + static_cast<std::size_t>(r.patch.height - 1) * si.dst_pitch +
                                               r.patch.width});
@@ -99,7 +100,7 @@ void GpuSearch::rank_on_host(const Pass& ps, const std::vector<SearchRequest>& r
                 pack(l.item, cue_lookalike_[l.distractor]);
                 lookalike[l.distractor] = cue_lookalike_[l.distractor].data();
             }
-        if (colour_applies(r, view_)) {
+        if (reads_window(r, view_)) {
             const SampleItem& si = sample_items_[ps.slot_of_request[i]];
             cue_patch_.resize(static_cast<std::size_t>(r.patch.area()));
             for (int y = 0; y < r.patch.height; ++y) {

@@ -59,8 +59,14 @@ struct TrackerOptions {
     double distractor_weight = 1.0;  // weight of the look-alike term in every match: a
                                      // position matching a look-alike seen beside the
                                      // target better than the target ranks lower (0: off)
+    double filter = 0.95;            // largest weight of the correlation filter's map in every
+                                     // match (correlation_filter.h; each map weighted by its
+                                     // peak-to-sidelobe ratio, this the cap; 0: off)
+    double filter_rate = 0.05;       // learning rate of the correlation filter
+    double filter_balance = 3.0;     // the NCC map's PSR counts this many times the filter's
     int cue_targets = 8;             // the colour and look-alike cues apply while a tracker
-                                     // has at most this many targets (0: never): their work
+                                     // has at most this many targets (0: never; the filter
+                                     // too): their work
                                      // per search runs on the host, and on the GPU a crowd
                                      // of 256 targets fell from 765 to 47 fps with them
     double gradient = 0.0;           // weight of the gradient channel in every match (0: grey

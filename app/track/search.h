@@ -16,6 +16,7 @@
 
 #include "app/gpu/gpu_context.h"
 #include "app/track/colour_model.h"
+#include "app/track/correlation_filter.h"
 #include "app/track/device_search.h"  // RankedPeak
 #include "app/track/types.h"
 #include "corrtrack/correlator.h"
@@ -49,6 +50,11 @@ struct SearchRequest {
     // box at each position. Both cues are applied by one host definition (search_cues.h): the
     // GPU copies the maps of the requests that carry one to the host with its peaks.
     ColourCue colour;
+    // With filter.filter (trained on windows of this request's patch size): the target's
+    // correlation filter answers over the window, and the ranking map is (1 - w) x NCC + w x
+    // that answer, w from the two maps' peak-to-sidelobe ratios (filter_weight). Applied
+    // first, before the colour cue, by the same host code.
+    FilterCue filter;
     // Look-alikes (distractor templates of the template's size, DaSiamRPN's idea): where the
     // best of their NCC maps exceeds the template's, the ranking map loses distractor_weight
     // x the difference, so a position that matches a known look-alike better than the target

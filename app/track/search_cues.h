@@ -16,7 +16,13 @@ namespace corrtrack {
 
 // Buffers reused between requests (no allocation once grown).
 struct CueScratch {
-    std::vector<float> ncc, colour, rank, lookalike_max;
+    std::vector<float> ncc, colour, rank, lookalike_max, filter;
+    FilterScratch filter_arrays;
+    // Whose answer `filter` holds: the filter's version (unique in the process), the target's
+    // frame (FilterCue) and the map's size.
+    std::uint64_t answered_version = 0, answered_frame = 0;
+    Size answered_size;
+    float answer_psr = 0;
     PenaltyScratch penalised;
     ColourMapScratch colour_map;
 };
@@ -26,10 +32,18 @@ inline bool colour_applies(const SearchRequest& r, const FrameView& frame) {
     return r.colour.likelihood && frame.has_chroma();
 }
 inline bool lookalikes_apply(const SearchRequest& r) { return r.distractor_count > 0 && r.distractor_weight > 0; }
+// Whether request r's correlation filter applies (it reads the sampled window).
+inline bool filter_applies(const SearchRequest& r) {
+    return r.filter.filter && r.filter.cap > 0 && r.filter.filter->ready() && r.filter.filter->window() == r.patch;
+}
+// Whether the host needs r's sampled window (packed r.patch) to rank it.
+inline bool reads_window(const SearchRequest& r, const FrameView& frame) {
+    return colour_applies(r, frame) || filter_applies(r);
+}
 
 // Whether a cue moves r's peak, so that only the host's ranking (rank_request) gives it.
 inline bool cues_apply(const SearchRequest& r, const FrameView& frame) {
-    return colour_applies(r, frame) || lookalikes_apply(r);
+    return colour_applies(r, frame) || lookalikes_apply(r) || filter_applies(r);
 }
 // Whether the hit of r needs the host: a cue, or its rival fields asked for.
 inline bool needs_host_rank(const SearchRequest& r, const FrameView& frame) {
@@ -44,7 +58,7 @@ void add_rival(const SearchRequest& r, const float* map, Size o, RankedPeak& hit
 
 // Request r's hit. `map`: its NCC map (o = patch - template + 1, packed; gradient-blended
 // where asked), turned in place into the ranking map. `patch`: the sampled window (packed
-// r.patch; read for colour). `lookalike[d]`: distractor d's NCC map over the same window
+// r.patch; read for colour and the filter). `lookalike[d]`: distractor d's NCC map over the same window
 // (packed o; read when lookalikes_apply). The peak is chosen on the ranking map with the
 // motion penalty; its score stays the NCC there, and rival fields come from the ranking map
 // before the look-alike term.

@@ -134,6 +134,7 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
     r.penalty = penalty;
     r.gradient_weight = gradient_;
     r.colour = cue_;
+    if (templ == 0 && filter_cue_.filter && filter_.window() == patch) r.filter = filter_cue_;
     if (templ == 0 && cues_ && distractor_weight_ > 0)
         for (const Lookalike& l : lookalikes_)
             if (lookalike_live(l)) r.distractors[r.distractor_count++] = l.slot.ref();
@@ -160,14 +161,21 @@ Size Target::window(const TrackerOptions& o, Size frame) const {
 void Target::plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
     planned_.clear();
     cue_ = cues_ ? colour_.cue(static_cast<float>(o.colour)) : ColourCue{};
+    filter_cue_ = cues_ && o.filter > 0 && filter_.ready()
+                      ? FilterCue{&filter_, static_cast<float>(o.filter), static_cast<float>(o.filter_balance),
+                                  static_cast<std::uint64_t>(frames_)}
+                      : FilterCue{};
     planned_first_ = out.size();
     // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
     // hidden for a while is picked up again there, while the re-detection looks further.
     const double px = cx_ + vx_, py = cy_ + vy_;
     const Size patch = window(o, frame);
     const int half = o.scales / 2;
-    for (int k = -half; k <= half; ++k)
+    // The centre scale first: the other scales' requests reuse its filter answer.
+    for (int j = 0; j < o.scales; ++j) {
+        const int k = j == 0 ? 0 : j % 2 == 1 ? -(j + 1) / 2 : j / 2;
         add_request(out, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
+    }
     if (scale_anchor_ > 0 && half > 0)
         for (int k = -half; k <= half; ++k)
             add_request(out, -1, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch,
@@ -459,6 +467,23 @@ void Target::settle(const TrackerOptions& o, Size frame, std::vector<SearchReque
                            (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
     snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;
     if (sure && cues_ && distractor_weight_ > 0 && chosen == &best_) note_lookalike(patches, kinds);
+    filter_due_ = sure && cues_ && o.filter > 0;
+    if (filter_due_) {
+        // The filter learns the window the next frame's search will sample, centred on the box.
+        SearchRequest r;
+        r.scale = scale_;
+        r.patch = window(o, frame);
+        r.ox = cx_ - r.patch.width * scale_ / 2;
+        r.oy = cy_ - r.patch.height * scale_ / 2;
+        if (scale_ == 1.0) {
+            r.ox = std::round(r.ox);
+            r.oy = std::round(r.oy);
+        }
+        filter_window_ = r.patch;
+        filter_inside_ = window_in_frame(r.ox, r.oy, r.scale, r.patch, frame);
+        patches.push_back(r);
+        kinds.push_back(kFilterWindow);
+    }
     if (!update_due_ && !snapshot_due_) return;
     patches.push_back(template_patch());
     kinds.push_back(kAppearance);
@@ -509,6 +534,13 @@ CORRTRACK_BLEND_ATTRS void blend_appearance(const std::uint8_t* __restrict pixel
 }  // namespace
 
 void Target::apply_sample(const TrackerOptions& o, int kind, const std::uint8_t* pixels) {
+    if (kind == kFilterWindow) {
+        // One scratch per thread: the filter's work arrays are large and only grow.
+        static thread_local FilterScratch scratch;
+        if (filter_due_) filter_.train(pixels, filter_window_, templ_size_, filter_inside_, o.filter_rate, scratch);
+        filter_due_ = false;
+        return;
+    }
     if (kind == kLookalikeRef) {
         lookalike_ref_ = patch_ncc(pixels, initial_.data(), initial_.size());
         return;

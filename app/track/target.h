@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/track/colour_model.h"
+#include "app/track/correlation_filter.h"
 #include "app/track/options.h"
 #include "app/track/search.h"
 #include "app/track/types.h"
@@ -65,7 +66,7 @@ public:
     // Position, scale and state for this frame. Appends the patches to learn from (the new
     // box's appearance, a look-alike's) to `patches`, each with its kind to `kinds`; they
     // are sampled from this frame and handed to apply_sample at the next.
-    enum SampleKind { kAppearance = 0, kLookalike = 1, kLookalikeRef = 2 };
+    enum SampleKind { kAppearance = 0, kLookalike = 1, kLookalikeRef = 2, kFilterWindow = 3 };
     void settle(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& patches, std::vector<int>& kinds);
     void apply_sample(const TrackerOptions& o, int kind, const std::uint8_t* pixels);
     // The colour model learns from the settled box (host frames; after init with rate 1,
@@ -172,6 +173,11 @@ private:
     int lookalike_due_ = -1;             // the slot the next look-alike patch fills
     double lookalike_ref_ = 0;           // the box's NCC with the first appearance, then
     ColourModel colour_;
+    CorrelationFilter filter_;   // learnt from sure frames' windows (cues only)
+    FilterCue filter_cue_;       // this frame's filter cue (from the filter before the frame)
+    bool filter_due_ = false;    // this frame's window is sure enough to train the filter
+    Size filter_window_;         // ... its size
+    Rect filter_inside_;         // ... and its part inside the frame
     ColourCue cue_;              // this frame's colour cue (from the model before the frame)
     bool cues_ = true;           // colour and look-alikes apply this frame (few targets)
     bool colour_due_ = false;    // this frame's box is sure enough to learn colour from
