@@ -2,7 +2,8 @@
 # Which tracker option costs the GPU path its rate (issue 30): `corrtrack track` on the 1080p
 # texture panning 3 px a frame that scripts/bench/cues_ab.sh makes, NVDEC, kernel auto, with
 # 256 and with 1 boxes of 40x40, the defaults twice against the cues off, then each option off
-# alone (--colour 0, --distractor-weight 0, --colour-extent 0), CORRTRACK_GPU_SEARCH_STATS=1.
+# alone (--filter 0, --colour 0, --distractor-weight 0, --colour-extent 0),
+# CORRTRACK_GPU_SEARCH_STATS=1.
 # Run on the GPU host from the repository root; it builds FFmpeg first (skipped when built).
 #   bash scripts/bench/options_ab.sh | tee $OUT/options_ab.txt
 set -u
@@ -31,7 +32,9 @@ run 256 --distractor-weight 0
 run 256 --colour-extent 0
 run 256 --colour 0 --distractor-weight 0 --colour-extent 0
 run 1
+run 1 --filter 0
 run 1 --colour 0
 run 1 --distractor-weight 0
 run 1 --colour-extent 0
 run 1 --colour 0 --distractor-weight 0
+run 1 --filter 0 --colour 0 --distractor-weight 0
