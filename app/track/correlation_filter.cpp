@@ -12,6 +12,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "app/track/clones.h"
+
 namespace corrtrack {
 
 namespace {
@@ -165,28 +167,15 @@ FilterScratch::~FilterScratch() = default;
 
 namespace {
 
-// The loops below run four times a frame for every target with the filter: -O3 for this file
-// (app/CMakeLists.txt) and an AVX2 clone (no FMA) where the CPU has one. No clones under the
-// sanitizers: their ifunc resolver runs before the sanitizer's runtime is up.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CORRTRACK_FILTER_NO_CLONES 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define CORRTRACK_FILTER_NO_CLONES 1
-#endif
-#endif
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(CORRTRACK_FILTER_NO_CLONES)
-#define CORRTRACK_FILTER_ATTRS __attribute__((target_clones("avx2", "default")))
-#else
-#define CORRTRACK_FILTER_ATTRS __attribute__((noinline))
-#endif
+// The loops below run for every target with the filter, twice a frame (an answer, a training):
+// -O3 for this file (app/CMakeLists.txt) and an AVX2 clone (clones.h).
 
 // The gradient bins' planes summed over 3x3 pixels (clipped at the edges) and square-rooted,
 // in place: each plane gets a pixel's `low` where its lower bin is the plane's, its `high`
 // where its lower bin is the one before; then sums across each row, then down.
-CORRTRACK_FILTER_ATTRS void pool_bins(const std::uint8_t* __restrict bin, const float* __restrict low,
-                                      const float* __restrict high, float* __restrict rows, float* __restrict planes,
-                                      int w, int h) {
+CORRTRACK_CLONES void pool_bins(const std::uint8_t* __restrict bin, const float* __restrict low,
+                                const float* __restrict high, float* __restrict rows, float* __restrict planes, int w,
+                                int h) {
     const std::size_t n = static_cast<std::size_t>(w) * h;
     for (int b = 0; b < kFilterBins; ++b) {
         const std::uint8_t below = static_cast<std::uint8_t>((b + kFilterBins - 1) % kFilterBins);
@@ -225,9 +214,8 @@ CORRTRACK_FILTER_ATTRS void pool_bins(const std::uint8_t* __restrict bin, const 
 // One channel zero-mean, unit-norm and Hann-windowed into `out` (w x h inside rows of `pitch`).
 // The sums run in eight fixed lanes of double, so they vectorize and give the same value on
 // every machine.
-CORRTRACK_FILTER_ATTRS void finish_channel(const float* __restrict v, const float* __restrict hann_x,
-                                           const float* __restrict hann_y, float* __restrict out, int w, int h,
-                                           int pitch) {
+CORRTRACK_CLONES void finish_channel(const float* __restrict v, const float* __restrict hann_x,
+                                     const float* __restrict hann_y, float* __restrict out, int w, int h, int pitch) {
     const std::size_t n = static_cast<std::size_t>(w) * h;
     double sum[8] = {}, squares[8] = {};
     std::size_t i = 0;
@@ -258,8 +246,8 @@ CORRTRACK_FILTER_ATTRS void finish_channel(const float* __restrict v, const floa
 }
 
 // sum += z x h over n complex values (interleaved re, im).
-CORRTRACK_FILTER_ATTRS void multiply_add(const float* __restrict z, const float* __restrict h, float* __restrict sum,
-                                         std::size_t n) {
+CORRTRACK_CLONES void multiply_add(const float* __restrict z, const float* __restrict h, float* __restrict sum,
+                                   std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         const float zr = z[2 * i], zi = z[2 * i + 1], hr = h[2 * i], hi = h[2 * i + 1];
         sum[2 * i] += zr * hr - zi * hi;
@@ -268,15 +256,15 @@ CORRTRACK_FILTER_ATTRS void multiply_add(const float* __restrict z, const float*
 }
 
 // energy += |f|^2 over n complex values.
-CORRTRACK_FILTER_ATTRS void add_energy(const float* __restrict f, float* __restrict energy, std::size_t n) {
+CORRTRACK_CLONES void add_energy(const float* __restrict f, float* __restrict energy, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) energy[i] += f[2 * i] * f[2 * i] + f[2 * i + 1] * f[2 * i + 1];
 }
 
 // One channel's numerator moves `rate` of the way to label x conj(f); the filter is the
 // numerator over the denominator (given as its inverse).
-CORRTRACK_FILTER_ATTRS void update_channel(const float* __restrict label, const float* __restrict f,
-                                           const float* __restrict inv_den, float rate, float* __restrict num,
-                                           float* __restrict filter, std::size_t n) {
+CORRTRACK_CLONES void update_channel(const float* __restrict label, const float* __restrict f,
+                                     const float* __restrict inv_den, float rate, float* __restrict num,
+                                     float* __restrict filter, std::size_t n) {
     const float keep = 1.0f - rate;
     for (std::size_t i = 0; i < n; ++i) {
         const float lr = label[2 * i], li = label[2 * i + 1], fr = f[2 * i], fi = f[2 * i + 1];
@@ -301,10 +289,9 @@ inline float atan_unit(float a) {
 // are the row shifted by one, `up` and `down` the rows above and below) as two soft bins of
 // unsigned orientation: magnitude x (1 - frac) goes to bin[x], magnitude x frac to bin[x] + 1
 // (mod bins); bin centres at (b + 0.5) pi / bins.
-CORRTRACK_FILTER_ATTRS void gradient_row(const std::uint8_t* __restrict left, const std::uint8_t* __restrict right,
-                                         const std::uint8_t* __restrict up, const std::uint8_t* __restrict down,
-                                         std::uint8_t* __restrict bin, float* __restrict low, float* __restrict high,
-                                         int n) {
+CORRTRACK_CLONES void gradient_row(const std::uint8_t* __restrict left, const std::uint8_t* __restrict right,
+                                   const std::uint8_t* __restrict up, const std::uint8_t* __restrict down,
+                                   std::uint8_t* __restrict bin, float* __restrict low, float* __restrict high, int n) {
     constexpr float kHalfPi = 1.57079632679f, kOnePi = 3.14159265359f, kPerBin = kFilterBins / kOnePi;
     static_assert((kFilterBins & (kFilterBins - 1)) == 0, "the bin wraps with a mask");
     // Branch-free (selects, a truncation for the floor), so that it vectorizes.

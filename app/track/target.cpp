@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "app/track/clones.h"
 #include "app/track/gradient.h"
 #include "corrtrack/ncc_math.h"
 #include "corrtrack/peak.h"
@@ -57,18 +58,26 @@ Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame
     for (std::size_t i = 0; i < lookalikes_.size(); ++i) lookalikes_[i].slot.key = base + 0x40 + i;
 }
 
-SearchRequest Target::template_patch() const {
+namespace {
+
+// A request for the patch of `size` centred on (cx, cy) at `scale`, on whole pixels at scale 1
+// (integer copies keep scale-1 tracking free of interpolation blur).
+SearchRequest centred_request(double cx, double cy, double scale, Size size) {
     SearchRequest r;
-    r.scale = scale_;
-    r.patch = templ_size_;
-    r.ox = cx_ - templ_size_.width * scale_ / 2;
-    r.oy = cy_ - templ_size_.height * scale_ / 2;
-    if (r.scale == 1.0) {  // integer copies keep scale-1 tracking free of interpolation blur
+    r.scale = scale;
+    r.patch = size;
+    r.ox = cx - size.width * scale / 2;
+    r.oy = cy - size.height * scale / 2;
+    if (scale == 1.0) {
         r.ox = std::round(r.ox);
         r.oy = std::round(r.oy);
     }
     return r;
 }
+
+}  // namespace
+
+SearchRequest Target::template_patch() const { return centred_request(cx_, cy_, scale_, templ_size_); }
 
 bool Target::init(const std::uint8_t* pixels, std::string* error) {
     const std::size_t n = static_cast<std::size_t>(templ_size_.width) * templ_size_.height;
@@ -121,16 +130,8 @@ std::vector<const TemplateSlot*> Target::searched_templates() const {
 void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
                          Size patch, double penalty) {
     const TemplateSlot& t = templ == 0 ? working_ : templ < 0 ? first_ : memory_[templ - 1];
-    SearchRequest r;
+    SearchRequest r = centred_request(cx, cy, scale, patch);
     r.templ = t.ref();
-    r.scale = scale;
-    r.patch = patch;
-    r.ox = cx - patch.width * scale / 2;
-    r.oy = cy - patch.height * scale / 2;
-    if (scale == 1.0) {
-        r.ox = std::round(r.ox);
-        r.oy = std::round(r.oy);
-    }
     r.penalty = penalty;
     r.gradient_weight = gradient_;
     r.colour = cue_;
@@ -470,15 +471,7 @@ void Target::settle(const TrackerOptions& o, Size frame, std::vector<SearchReque
     filter_due_ = sure && cues_ && o.filter > 0;
     if (filter_due_) {
         // The filter learns the window the next frame's search will sample, centred on the box.
-        SearchRequest r;
-        r.scale = scale_;
-        r.patch = window(o, frame);
-        r.ox = cx_ - r.patch.width * scale_ / 2;
-        r.oy = cy_ - r.patch.height * scale_ / 2;
-        if (scale_ == 1.0) {
-            r.ox = std::round(r.ox);
-            r.oy = std::round(r.oy);
-        }
+        const SearchRequest r = centred_request(cx_, cy_, scale_, window(o, frame));
         filter_window_ = r.patch;
         filter_inside_ = window_in_frame(r.ox, r.oy, r.scale, r.patch, frame);
         patches.push_back(r);
@@ -501,24 +494,10 @@ namespace {
 // CMakeLists.txt) and an AVX2 clone picked at load time where the CPU has it (no FMA, so the
 // same floats). 256 targets of 32x32: scalar 0.5-0.8 ms a frame, SSE2 0.23, AVX2 0.10.
 // round_to_u8 (resample.h) gives the same bytes but its branches keep this loop scalar.
-// No clones under the sanitizers: their ifunc resolver runs before the sanitizer's runtime is
-// up (TSan's test binaries crashed at start).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CORRTRACK_NO_CLONES 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define CORRTRACK_NO_CLONES 1
-#endif
-#endif
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(CORRTRACK_NO_CLONES)
-// Called through the clones' resolver, so never inlined (clang refuses noinline with it).
-#define CORRTRACK_BLEND_ATTRS __attribute__((target_clones("avx2", "default")))
-#else
-#define CORRTRACK_BLEND_ATTRS __attribute__((noinline))
-#endif
-CORRTRACK_BLEND_ATTRS void blend_appearance(const std::uint8_t* __restrict pixels, float rate, float anchor,
-                                            const float* __restrict initial, float* __restrict appearance,
-                                            std::uint8_t* __restrict out, std::size_t n) {
+// No clones under the sanitizers (app/track/clones.h).
+CORRTRACK_CLONES void blend_appearance(const std::uint8_t* __restrict pixels, float rate, float anchor,
+                                       const float* __restrict initial, float* __restrict appearance,
+                                       std::uint8_t* __restrict out, std::size_t n) {
     const float keep = 1.0f - anchor;
     for (std::size_t i = 0; i < n; ++i) {
         const float a = appearance[i] + rate * (static_cast<float>(pixels[i]) - appearance[i]);
