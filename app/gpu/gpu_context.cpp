@@ -22,6 +22,23 @@ void destroy_stream(Stream s) {
     cudaStreamDestroy(as_cuda(s));
 }
 
+// The process's first stream-ordered allocation and device copy (auto's first background
+// round takes a copy of the frame, auto_timing.cu) cost 6-13 ms on an H100 where later ones
+// cost 0.1-0.2 ms (bench/results/h100_2026-12-05c/first.txt): paid here, at start, not by the
+// second frame's latency. Best effort: a failure here only leaves the cost where it was.
+void warm_stream_ordered_allocator(Stream stream) {
+    StartTraceScope trace("stream-ordered allocator warmed");
+    const cudaStream_t s = as_cuda(stream);
+    void* a = nullptr;
+    void* b = nullptr;
+    if (cudaMallocAsync(&a, 1 << 16, s) == cudaSuccess && cudaMallocAsync(&b, 1 << 16, s) == cudaSuccess)
+        cudaMemcpy2DAsync(b, 256, a, 256, 256, 256, cudaMemcpyDeviceToDevice, s);
+    if (b) cudaFreeAsync(b, s);
+    if (a) cudaFreeAsync(a, s);
+    cudaStreamSynchronize(s);
+    cudaGetLastError();  // nothing here may leave an error for the next check
+}
+
 }  // namespace
 
 GpuContext::GpuContext(GpuUse use) {
@@ -43,6 +60,7 @@ GpuContext::GpuContext(GpuUse use) {
         destroy_stream(compute_);
         throw;
     }
+    warm_stream_ordered_allocator(compute_);
     available_ = true;
     ordinal_ = ordinal;
     name_ = prop.name;

@@ -456,6 +456,12 @@ private:
         const bool single_tensor =
             p.templates == 1 && (p.templ.area() > kSingleTensorArea || work >= kSingleTensorWork);
         std::vector<const char*> order;  // the first that runs here and supports it
+        // A problem worth timing runs the one-pass tensor-core kernel until its round is done:
+        // it won every background round recorded in bench/results (416 rounds of 1 to 256
+        // templates on the H100 and H200; cuda_wgmma 8 times, the rest cuda_mma_fused), where
+        // the rule below chose cuda_dp4a_ilp (2 to 15 templates), 4-6x slower, for the round's
+        // 10-60 ms: the frames meanwhile were the paced runs' late ones.
+        if (any_size && work >= kSmallWork) order.push_back(kSingleTensorKernel);
         if (batch) order.push_back(kSmallBatchKernel);
         if (single_tensor) order.push_back(kSingleTensorKernel);
         order.push_back(kSmallKernel);
