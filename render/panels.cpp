@@ -215,6 +215,7 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
     // The cues (correlation_filter.h, colour_model.h, the look-alike term); they step aside
     // beyond cue_targets.
     slider("Filter", &o.filter, 0.0, 1.0, "at most %.2f of each match");
+    if (o.filter > 0) slider("Filter support", &o.filter_support, 0.0, 3.0, "%.2f x the box (0: all)");
     slider("Colour", &o.colour, 0.0, 1.0, "%.2f of each match");
     if (o.colour > 0) slider("Colour extent", &o.colour_extent, 0.0, 1.0, "box size rate %.2f");
     slider("Look-alikes", &o.distractor_weight, 0.0, 1.0, "weight %.2f");

@@ -63,6 +63,7 @@ const RangedOption kRanged[] = {
     ROW("--filter", filter, 0.0, 1.0),
     ROW("--filter-rate", filter_rate, 0.0, 1.0),
     ROW("--filter-balance", filter_balance, 0.0, 100.0),
+    ROW("--filter-support", filter_support, 0.0, 10.0),
     ROW("--cue-targets", cue_targets, 0, 1e6),
     ROW("--gradient", gradient, 0.0, 1.0),
     ROW("--memory", memory, 0, 16),

@@ -86,9 +86,9 @@ TEST(Policy, FollowsThreefoldShrinkAndGrowth) {
         spec.velocity_y = -0.2;
         spec.scale_per_frame = std::pow(factor, 1.0 / (spec.frames - 1));
         const SyntheticScene scene(spec);
-        // The NCC alone within 15% of the size; with the correlation filter (the default)
-        // within 20%: its one answer a frame, the centre scale's, also places the other
-        // scales' peaks, and a shrink is picked up later (notes/TRACKING.md, release 9).
+        // The NCC alone and with the correlation filter (the default). Before the filter was
+        // constrained to the box (--filter-support), the shrink ended 17.7% too wide with it:
+        // the background it learnt held the box out (notes/TRACKING.md, releases 9 and 10).
         for (const double filter : {0.0, TrackerOptions{}.filter}) {
             TrackerOptions o = cpu_options();
             o.filter = filter;
@@ -96,8 +96,7 @@ TEST(Policy, FollowsThreefoldShrinkAndGrowth) {
             const TruthBox last = scene.box(spec.frames - 1);
             const TrackResult& r = results.back();
             EXPECT_FALSE(r.lost) << "factor " << factor << " filter " << filter;
-            EXPECT_NEAR(r.box.width / last.w, 1.0, filter > 0 ? 0.2 : 0.15)
-                << "factor " << factor << " filter " << filter;
+            EXPECT_NEAR(r.box.width / last.w, 1.0, 0.15) << "factor " << factor << " filter " << filter;
             EXPECT_LT(std::hypot(r.box.cx() - last.cx(), r.box.cy() - last.cy()), 0.1 * last.w)
                 << "factor " << factor << " filter " << filter;
             std::printf("scale x%.2f, filter %.2f: final box %.1f wide for %.1f, centre error %.2f px\n", factor,

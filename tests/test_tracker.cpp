@@ -114,13 +114,14 @@ TEST(Tracker, ThinTallTargetStaysWithinTheKernelsTemplateLimit) {
     const double reduction = 600.0 / kMaxTemplateSide;  // one template pixel: 2.3 px
     EXPECT_LT(s.mean_error, 0.5 * reduction) << "max " << s.max_error;
     std::printf("synthetic 10x600 target: mean centre error %.3f px, max %.3f px\n", s.mean_error, s.max_error);
-    // With the correlation filter (the default) the box stays on the stripe, less exactly: the
-    // stripe is a tenth of its window, and the filter also learns the smooth texture beside it
-    // (notes/TRACKING.md, release 9).
+    // With the correlation filter (the default) as exactly, and never lost: it is constrained to
+    // the box (--filter-support). Unconstrained it also learnt the smooth texture beside the
+    // stripe (a tenth of its window), which stays with the frame: 2.9 px mean, 3 frames lost
+    // (notes/TRACKING.md, releases 9 and 10).
     const TrackStats f = track_clip(clip, test::options_on("cpu_fast"));
     EXPECT_EQ(f.frames, 29);
-    EXPECT_LT(f.mean_error, 1.5 * reduction) << "max " << f.max_error;
-    EXPECT_LT(f.max_error, 6 * reduction);
+    EXPECT_EQ(f.lost, 0);
+    EXPECT_LT(f.mean_error, 0.5 * reduction) << "max " << f.max_error;
     std::printf("with the filter: mean centre error %.3f px, max %.3f px, %d lost\n", f.mean_error, f.max_error,
                 f.lost);
 }
@@ -320,11 +321,13 @@ TEST(Tracker, SameTrackOnEveryAvailableKernel) {
             const auto got = track(e.name);
             ASSERT_EQ(got.size(), reference.size()) << e.name;
             // cpu_opencv sums in float: its maps differ in the sixth digit, and the correlation
-            // filter's weight (from the NCC map's PSR) carries that into the blended template.
-            const double score_tolerance = std::string(e.name) == "cpu_opencv" ? 5e-4 : 1e-4;
+            // filter's weight (from the NCC map's PSR) carries that into the blended map and
+            // template (up to 0.002 px here with --filter-balance 1).
+            const bool in_float = std::string(e.name) == "cpu_opencv";
+            const double score_tolerance = in_float ? 5e-4 : 1e-4, position_tolerance = in_float ? 5e-3 : 1e-3;
             for (std::size_t i = 0; i < got.size(); ++i) {
-                EXPECT_NEAR(got[i].sub_cx, reference[i].sub_cx, 1e-3) << e.name << " frame " << i + 1;
-                EXPECT_NEAR(got[i].sub_cy, reference[i].sub_cy, 1e-3) << e.name << " frame " << i + 1;
+                EXPECT_NEAR(got[i].sub_cx, reference[i].sub_cx, position_tolerance) << e.name << " frame " << i + 1;
+                EXPECT_NEAR(got[i].sub_cy, reference[i].sub_cy, position_tolerance) << e.name << " frame " << i + 1;
                 EXPECT_NEAR(got[i].score, reference[i].score, score_tolerance) << e.name << " frame " << i + 1;
             }
             std::printf("%s: same track as cpu_fast over %zu frames\n", e.name, got.size());

@@ -40,8 +40,10 @@ public:
     // Learns from `window` (packed rows of `size`), whose centre holds the target of size
     // `templ`: the first call (or a new size) starts afresh, later ones move `rate` of the way.
     // `inside`: the part of the window inside the frame (window_in_frame); the rest is
-    // replicated border and counts as zeros.
-    void train(const std::uint8_t* window, Size size, Size templ, Rect inside, double rate, FilterScratch& s);
+    // replicated border and counts as zeros. `support` > 0: the filter is zero beyond that
+    // many times the box's sides around the target (constrain_to_support); 0: unconstrained.
+    void train(const std::uint8_t* window, Size size, Size templ, Rect inside, double rate, double support,
+               FilterScratch& s);
     bool ready() const { return ready_; }
     // Changes with every training, unique in the process: what a cached answer was made with.
     std::uint64_t version() const { return version_; }
@@ -52,6 +54,8 @@ public:
     void respond(const std::uint8_t* window, Rect inside, float* out, FilterScratch& s) const;
 
 private:
+    void constrain_to_support(double support, FilterScratch& s);
+
     Size size_, templ_;
     std::shared_ptr<const struct FilterFft> fft_;  // the transforms of the padded window
     std::size_t spectrum_ = 0;                     // complex values a channel
@@ -68,7 +72,7 @@ private:
 struct FilterCue {
     const CorrelationFilter* filter = nullptr;
     float cap = 0;      // the filter's weight never exceeds this
-    float balance = 3;  // w = PSR_filter / (PSR_filter + balance x PSR_ncc)
+    float balance = 1;  // w = PSR_filter / (PSR_filter + balance x PSR_ncc)
     // The target's frame: a search's requests of one target and frame (its scales) share one
     // answer, the first request's (the centre scale's).
     std::uint64_t frame = 0;

@@ -63,7 +63,9 @@ struct TrackerOptions {
                                      // match (correlation_filter.h; each map weighted by its
                                      // peak-to-sidelobe ratio, this the cap; 0: off)
     double filter_rate = 0.05;       // learning rate of the correlation filter
-    double filter_balance = 3.0;     // the NCC map's PSR counts this many times the filter's
+    double filter_balance = 1.0;     // the NCC map's PSR counts this many times the filter's
+    double filter_support = 0.8;     // the filter is zero beyond this many times the box's
+                                     // sides around the target (0: unconstrained)
     int cue_targets = 8;             // the colour and look-alike cues apply while a tracker
                                      // has at most this many targets (0: never; the filter
                                      // too): their work

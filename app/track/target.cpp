@@ -516,7 +516,9 @@ void Target::apply_sample(const TrackerOptions& o, int kind, const std::uint8_t*
     if (kind == kFilterWindow) {
         // One scratch per thread: the filter's work arrays are large and only grow.
         static thread_local FilterScratch scratch;
-        if (filter_due_) filter_.train(pixels, filter_window_, templ_size_, filter_inside_, o.filter_rate, scratch);
+        if (filter_due_)
+            filter_.train(pixels, filter_window_, templ_size_, filter_inside_, o.filter_rate, o.filter_support,
+                          scratch);
         filter_due_ = false;
         return;
     }
