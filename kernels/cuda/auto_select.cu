@@ -1,7 +1,7 @@
 // auto: the first time a bucket of similar problem shapes comes (see ShapeKey), times every
 // available CUDA kernel that supports it (for a batch: cuda_dp4a, cuda_dp4a_ilp, cuda_fft and,
-// on sm_80+, cuda_mma_fused) with CUDA events and remembers the fastest for the whole process;
-// later calls in that bucket go straight to it.
+// on sm_80+, cuda_mma_fused; cuda_fft only for templates of 96x96 and more) with CUDA events
+// and remembers the fastest for the whole process; later calls in that bucket go straight to it.
 // The round runs in the background (auto_timing.h): the call that meets a new bucket runs the
 // rule-based choice (the one small problems get) and queues the round on a worker thread with
 // its own stream, which switches the bucket to the winner when it is done; the caller's stream
@@ -67,6 +67,14 @@ constexpr int kSmallBatchTemplates = 16;
 constexpr const char* kSingleTensorKernel = "cuda_mma_fused";
 constexpr long long kSingleTensorArea = 16 * 16;  // templates larger than this ...
 constexpr double kSingleTensorWork = 67108864.0;  // ... or problems of 2^26 MACs and more
+// cuFFT's time does not grow with the template, the direct kernels' does: at 1080p on the
+// H200 cuda_fft takes 0.19 ms at every template size, cuda_mma_fused 0.066 ms at 64x64 and
+// 0.155 ms at 128x128 (bench/results). Under this template area it never wins, and timing it
+// costs a cuFFT plan for the shape, 44-153 ms whose creation stalled the tracking stream for
+// as long (bench/results/h100_2026-12-05e: a tracker's lost targets re-detect over whole
+// frames of ever new sizes as their scales change), so it is not timed.
+constexpr const char* kFftKernel = "cuda_fft";
+constexpr long long kFftMinTemplateArea = 96 * 96;
 
 // Winners are remembered per bucket of similar shapes, not per exact shape: a tracker whose
 // search windows change size with the target's scale would otherwise time every kernel again
@@ -154,6 +162,14 @@ std::vector<const KernelEntry*> candidates() {
     for (const KernelEntry& e : kernel_registry())
         if (is_candidate(e) && e.available()) list.push_back(&e);
     return list;
+}
+
+// The candidates a round times for this problem (kFftMinTemplateArea).
+std::vector<std::string> timed_names(const NccProblem& p) {
+    std::vector<std::string> names;
+    for (const KernelEntry* e : candidates())
+        if (std::string_view(e->name) != kFftKernel || p.templ.area() >= kFftMinTemplateArea) names.push_back(e->name);
+    return names;
 }
 
 #ifndef CORRTRACK_KERNELS_REVISION
@@ -485,8 +501,7 @@ private:
         if (!pending.empty() && instance(pending).corr->supports(p, nullptr)) return pending;
         const std::string name = small_problem_kernel(p, true);
         if (!pending.empty() || name.empty()) return name;  // one round a bucket
-        std::vector<std::string> names;
-        for (const KernelEntry* e : candidates()) names.push_back(e->name);
+        const std::vector<std::string> names = timed_names(p);
         const std::string rule = name;
         auto done = [key, rule](const AutoTimingResult& r) {
             const std::string winner = r.times.empty() ? rule : r.times.front().second;
@@ -513,8 +528,7 @@ private:
     // it returns is the winner's.
     std::string time_candidates(ImageView frame, const NccProblem& p, MapView out, Stream stream) {
         StartTraceScope trace("auto timing (on the stream)");
-        std::vector<std::string> names;
-        for (const KernelEntry* e : candidates()) names.push_back(e->name);
+        const std::vector<std::string> names = timed_names(p);
         auto prepare = [&](const std::string& name) -> Correlator* {
             Instance& inst = instance(name);
             if (!inst.corr->supports(p, nullptr)) return nullptr;

@@ -114,7 +114,8 @@ TEST(BoundedCaches, AutoRemembersABoundedNumberOfShapes) {
 // A small problem goes untimed to cuda_dp4a_ilp (a 16x16 template in a window), or with one
 // larger template to cuda_mma_fused (sm_80+), a small batch of 16 or more windows to
 // cuda_mma_fused_w4 (sm_80+); a full 1080p frame with a 64x64 template (7.7G multiply-adds)
-// is timed once, and its winner is then reused. GPU only.
+// is timed once, without cuda_fft, and its winner is then reused; a 128x128 template's round
+// times cuda_fft too. GPU only.
 TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU here";
     ASSERT_TRUE(kNoDiskCache);
@@ -175,10 +176,24 @@ TEST(AutoSelect, SmallProblemsUntimedLargeOnesTimedOnce) {
     const std::string timings = a->last_timings();
     EXPECT_EQ(timings.find("untimed"), std::string::npos) << timings;
     EXPECT_NE(timings.find("cuda_mma"), std::string::npos) << timings;  // the candidates were timed
+    // cuFFT never wins at 64x64 and its plan would stall the stream: not timed.
+    EXPECT_EQ(timings.find("cuda_fft"), std::string::npos) << timings;
     const std::string winner = a->choice(full);
     EXPECT_EQ(timings.rfind(winner + " ", 0), 0u) << timings;  // the fastest is listed first
     run(Rect{0, 0, 1920, 1080});
     EXPECT_EQ(a->last_timings(), timings);  // no second round
+    {  // a 128x128 template over 640x480 (3.0G): large enough for cuda_fft to be timed too
+        const test::OwnedImage t128 = test::random_image(128, 128, 7);
+        auto large = make_auto();
+        auto* l = dynamic_cast<AutoSelect*>(large.get());
+        ASSERT_TRUE(l);
+        large->set_template(t128.view(), nullptr);
+        const NccProblem p{{1920, 1080}, {128, 128}, Rect{0, 0, 640, 480}, 1};
+        const Size o = p.out_size();
+        large->run(view, p, {dev.map, o.width, o.height, static_cast<std::size_t>(o.width), MemorySpace::kDevice},
+                   nullptr);
+        EXPECT_NE(l->last_timings().find("cuda_fft "), std::string::npos) << l->last_timings();
+    }
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     unsetenv("CORRTRACK_AUTO_TIMING");
 }
