@@ -85,12 +85,17 @@ for c in "${clips[@]}"; do
       what="every lost target re-detects over the whole frame every frame (--redetect-budget 0, as before)"
     fi
     log="$out/crowd-track-$c-$mode.log"
-    timeout -k 5 60 env CORRTRACK_GPU_SEARCH_STATS=1 "$bin" track "$out/crowd-$c.mp4" "${boxes[@]}" \
-      --decode "$decode" --kernel "$kernel" --frames "$frames" "${extra[@]}" >"$log" 2>&1
+    rows="$out/crowd-track-$c-$mode.csv"
+    timeout -k 5 60 env CORRTRACK_GPU_SEARCH_STATS=1 CORRTRACK_TRACE_START=1 "$bin" track "$out/crowd-$c.mp4" \
+      "${boxes[@]}" --decode "$decode" --kernel "$kernel" --frames "$frames" --csv "$rows" "${extra[@]}" >"$log" 2>&1
     rc=$?
     say ""
     say "== track $c, 1024 crowded boxes, $what (rc $rc)"
     grep -E 'frames  |wall time|kernel  |decode  |correlate|latency|gpu search' "$log" | sed 's/^/   /' | tee -a "$txt"
+    # Where a steady state's stalls are: the slowest frames, and the one-time costs traced.
+    "${PYTHON:-python3}" "$(dirname "$0")/slow_frames.py" "$rows" --top 12 2>&1 | sed 's/^/   /' | tee -a "$txt"
+    grep 'start-trace' "$log" | awk '{print}' | tail -n 40 | sed 's/^/   /' >>"$txt"
+    rm -f "$rows"
   done
 done
 rm -f "$out"/crowd-*.mp4

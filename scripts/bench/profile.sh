@@ -7,6 +7,7 @@
 #   E=/tmp/run1 bash scripts/bench/profile.sh sass
 #   E=/tmp/run1 bash scripts/bench/profile.sh graphcost
 #   E=/tmp/run3 bash scripts/bench/profile.sh segv NAME -- CORRTRACK-ARGS...
+#   E=/tmp/run5 bash scripts/bench/profile.sh cpu NAME -- CORRTRACK-ARGS...
 #
 # CORRTRACK-ARGS are build/app/corrtrack's, where `@sway` becomes the 600-frame clip of
 # targets.sh, `@boxes:N` its N grid boxes and `@testsrc:S` a testsrc2 clip of S seconds.
@@ -21,7 +22,10 @@
 # instructions (IGMMA, UBLKCP, SYNCS, WARPGROUP) counted in the build's corrtrack. graphcost:
 # bench/results/h200_2026-12-03/graphcost.cu (the host cost of the ways to replay a CUDA
 # graph) built with nvcc and run. segv: the run under bench/results/h200_2026-12-03/
-# segv_trace.c (a native backtrace on SIGSEGV) and under gdb where the host has it. Sources
+# segv_trace.c (a native backtrace on SIGSEGV) and under gdb where the host has it. cpu: the
+# host's time, sampled 1000 times a second by gperftools' profiler (Debian's libprofiler.so.0
+# and libunwind.so.8 carried in .gpu/prof, a git-ignored folder) into $E/NAME.prof; read it
+# back on the VM with `google-pprof --text build/app/corrtrack NAME.prof`. Sources
 # scripts/bench/lib.sh.
 #
 # How the dated runs in bench/results/ called it:
@@ -42,7 +46,7 @@
 #                    run3, run4  ncu wg64 --sections stalls --source (the same)
 #                    run5  ncu 1920x1080_16 / _32 / _128, 3840x2160_64 --sections stalls (the same, those cases)
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: E=DIR $0 ncu|nsys|sass|graphcost|segv [NAME] [options] [-- CORRTRACK-ARGS...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: E=DIR $0 ncu|nsys|sass|graphcost|segv|cpu [NAME] [options] [-- CORRTRACK-ARGS...]" >&2; exit 2; }
 mode=$1 name=${2:-$1}
 [ $# -ge 2 ] && shift 2 || shift 1
 E=${E:-/tmp/profile}
@@ -123,6 +127,15 @@ case $mode in
       timeout "$limit" gdb -batch -ex run -ex bt --args "$CORRTRACK" "${args[@]}" > "$E/${name}_gdb.txt" 2>&1
       tail -40 "$E/${name}_gdb.txt" >> "$E/summary.txt"
     else echo "no gdb" >> "$E/summary.txt"; fi
+    ;;
+  cpu)
+    prof="$PWD/.gpu/prof/libprofiler.so.0"
+    if [ ! -f "$prof" ]; then echo "no .gpu/prof/libprofiler.so.0 (carry .gpu/prof)" >> "$E/summary.txt"; else
+      timeout "$limit" env LD_PRELOAD="$prof" LD_LIBRARY_PATH="$PWD/.gpu/prof:${LD_LIBRARY_PATH:-}" CPUPROFILE="$E/$name.prof" \
+        CPUPROFILE_FREQUENCY=1000 "$CORRTRACK" "${args[@]}" > "$E/$name.txt" 2>&1
+      echo "cpu $name: rc $?, $(stat -c %s "$E/$name.prof" 2>/dev/null || echo 0) bytes of profile" >> "$E/summary.txt"
+      grep -E 'wall time|gpu search us/frame' "$E/$name.txt" | sed "s/^/$name: /" >> "$E/summary.txt"
+    fi
     ;;
   *) echo "profile.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac
