@@ -420,6 +420,34 @@ TEST(MultiTracker, OnePassMatchesOneTrackerPerTargetAndBatchesOnTheGpu) {
     EXPECT_EQ(launches, 3) << "cuda_shared has no batched form: one launch per atlas row (target)";
 }
 
+// A crowd (from 64 targets learning in a frame) learns its templates on the work pool, in
+// blocks of targets; each target's learning is its own, so a target of a 240-target crowd (of
+// which about 115 learn a frame) gets, bit for bit, the boxes it gets alone (the cues off in
+// both: a crowd tracks on NCC alone).
+TEST(MultiTracker, ACrowdLearnsOnThePoolAsEachTargetWouldAlone) {
+    SyntheticClipSpec spec;
+    spec.width = 480;
+    spec.height = 360;
+    spec.frames = 20;
+    const WrittenClip clip("crowd", spec);
+    ASSERT_EQ(clip.truth.size(), 20u) << clip.error;
+    std::vector<BoxF> crowd{{clip.truth[0].x, clip.truth[0].y, 40, 32}};  // the moving object
+    for (int i = 0; crowd.size() < 240; ++i) crowd.push_back({8.0 + (i % 20) * 23, 8.0 + (i / 20) * 29, 24, 24});
+    TrackerOptions o;
+    o.cue_targets = 0;
+    const auto many = track_many(clip.path, crowd, "cpu_fast", nullptr, nullptr, o);
+    for (const std::size_t t : {std::size_t{0}, std::size_t{1}, std::size_t{117}, std::size_t{239}}) {
+        const auto alone = track_many(clip.path, {crowd[t]}, "cpu_fast", nullptr, nullptr, o);
+        std::vector<std::vector<TrackResult>> column;
+        for (const auto& frame : many) column.push_back({frame[t]});
+        expect_same_tracks(column, alone, 0.0, "target " + std::to_string(t));
+    }
+    // The moving object was followed: the crowd's learning did not lose it.
+    const BoxF& last = many.back()[0].box;
+    EXPECT_NEAR(last.x, clip.truth.back().x, 1.0);
+    EXPECT_NEAR(last.y, clip.truth.back().y, 1.0);
+}
+
 // A search replayed as a CUDA graph (captured every frame, the kept executable updated) gives
 // (CORRTRACK_GPU_GRAPHS=1) the boxes of the same search queued launch by launch (=0), in both
 // passes; a kernel whose runs may wait on the host (cuda_shared's texture fallback) and the

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 
 #include "app/track/backends.h"
 #include "app/track/target.h"
+#include "corrtrack/work_pool.h"
 
 namespace corrtrack {
 
@@ -22,6 +25,11 @@ constexpr int kCpuRedetectBudget = 30000;
 // frame, a map of a million positions, so 1024 targets crowded at the frame's edges, lost
 // together, cost a hundred times a frame's tracking. The rest keep their local search.
 constexpr int kRedetectsPerFrame = 8;
+// A crowd's learning goes to the work pool from this many learning targets, in blocks of
+// kLearnersPerBlock (a 32x32 template's blend is about a microsecond: smaller blocks would
+// cost more in hand-offs than they spread).
+constexpr std::size_t kParallelLearners = 64;
+constexpr std::size_t kLearnersPerBlock = 16;
 
 // What "auto" stands for is the registry's rule (resolve_kernel); here only which GPU counts.
 std::string resolve_kernel_name(const std::string& name) { return resolve_kernel(name, cuda_available()); }
@@ -58,8 +66,10 @@ struct MultiTracker::Impl {
     std::vector<RankedPeak> hits;
     std::vector<std::size_t> first;  // per target: its first request in the pass
     std::vector<SearchRequest> samples;
-    std::vector<TargetId> sample_owner;  // whose patch samples[i] is (applied next frame)
-    std::vector<int> sample_kind;        // ... and what it is (Target::SampleKind)
+    std::vector<TargetId> sample_owner;        // whose patch samples[i] is (applied next frame)
+    std::vector<int> sample_kind;              // ... and what it is (Target::SampleKind)
+    std::vector<const std::uint8_t*> sampled;  // ... and its pixels, once they are back
+    std::vector<std::size_t> learners;         // apply_pending: each target's first sample
     bool samples_pending = false;
     std::vector<std::size_t> redetects;  // targets that re-detect this frame
     std::vector<char> chosen;            // choose_redetects' marks, per target
@@ -113,11 +123,42 @@ struct MultiTracker::Impl {
         }
     }
     // The patches sampled at the end of the last frame (GPU: long arrived by now).
+    // Each target learns its own samples, which lie together in target order. Targets are
+    // independent, so a crowd's learning is spread over the work pool in blocks of targets:
+    // the template blends of 1024 targets were a quarter of the GPU path's host time a frame
+    // (bench/results/h100_2026-12-05e). Every target's samples run in order on one thread,
+    // so the result is the same on any number of threads.
     void apply_pending() {
         if (!samples_pending) return;
         samples_pending = false;
+        sampled.resize(sample_owner.size());
+        for (std::size_t i = 0; i < sample_owner.size(); ++i) sampled[i] = backend->sampled(i);  // waits once
+        learners.clear();  // the first sample of each target's run
         for (std::size_t i = 0; i < sample_owner.size(); ++i)
-            if (Target* t = find(sample_owner[i])) t->apply_sample(active, sample_kind[i], backend->sampled(i));
+            if (i == 0 || sample_owner[i] != sample_owner[i - 1]) learners.push_back(i);
+        auto learn = [&](std::size_t k) {
+            const std::size_t end = k + 1 < learners.size() ? learners[k + 1] : sample_owner.size();
+            if (Target* t = find(sample_owner[learners[k]]))
+                for (std::size_t i = learners[k]; i < end; ++i) t->apply_sample(active, sample_kind[i], sampled[i]);
+        };
+        if (learners.size() < kParallelLearners) {
+            for (std::size_t k = 0; k < learners.size(); ++k) learn(k);
+            return;
+        }
+        // A worker must not throw (it would end the process): the first error is rethrown here.
+        std::exception_ptr error;
+        std::mutex error_mutex;
+        const int blocks = static_cast<int>((learners.size() + kLearnersPerBlock - 1) / kLearnersPerBlock);
+        parallel_for(blocks, [&](int b) {
+            const std::size_t first = static_cast<std::size_t>(b) * kLearnersPerBlock;
+            try {
+                for (std::size_t k = first; k < std::min(first + kLearnersPerBlock, learners.size()); ++k) learn(k);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(error_mutex);
+                if (!error) error = std::current_exception();
+            }
+        });
+        if (error) std::rethrow_exception(error);
     }
 };
 

@@ -18,7 +18,7 @@
 #include "cpu/int8_numerator.h"
 #include "cpu/integral.h"
 #include "cpu/ncc_epilogue.h"
-#include "cpu/work_pool.h"
+#include "corrtrack/work_pool.h"
 #include "corrtrack/ncc_math.h"
 
 namespace corrtrack {

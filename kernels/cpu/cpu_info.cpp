@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cpu/int8_numerator.h"
-#include "cpu/work_pool.h"
+#include "corrtrack/work_pool.h"
 
 namespace corrtrack {
 namespace {

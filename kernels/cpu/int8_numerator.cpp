@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "cpu/work_pool.h"
+#include "corrtrack/work_pool.h"
 
 namespace corrtrack {
 namespace {

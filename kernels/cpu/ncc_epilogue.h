@@ -1,7 +1,7 @@
 // The NCC map of one template from its exact numerator map and the searched image: window
 // sums by sliding column sums (no integral tables: a 1080p frame's two 64-bit tables are
 // 33 MB written and read again), then ncc_from_sums, the formula every kernel shares.
-// Thread rules: reentrant; large maps use the work pool (cpu/work_pool.h).
+// Thread rules: reentrant; large maps use the work pool (corrtrack/work_pool.h).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "cpu/work_pool.h"
+#include "corrtrack/work_pool.h"
 
 #include <sched.h>
 

@@ -10,7 +10,7 @@
 #include "corrtrack/correlator.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/int8_numerator.h"
-#include "cpu/work_pool.h"
+#include "corrtrack/work_pool.h"
 #include "tests/support/random_image.h"
 
 namespace corrtrack {
