@@ -486,8 +486,10 @@ namespace {
 
 // The template update of one frame, for every pixel: the running appearance moves `rate` of
 // the way to the new patch; the working template is its blend with the first frame's,
-// quantised as std::lround clamped to 0..255 (in double, v + 0.5 is exact, so truncating it
-// rounds half away from zero; v is a blend of values in 0..255, so int holds it). It runs for
+// quantised as std::lround clamped to 0..255: v >= 0 (a blend of values in 0..255), so its
+// truncation r is its floor and v - r is exact in float, and r + (v - r >= 0.5) rounds half
+// away from zero in eight float lanes (v + 0.5 in double, as before, gives the same bytes in
+// four, 15% slower on 1024 templates). It runs for
 // every target every frame, so it must vectorize: restrict pointers (through the members,
 // every byte store could alias them), integer clamps (float compares are not if-converted),
 // not inlined (inlined, the restrict qualifiers are lost), -O3 for this file (app/
@@ -503,7 +505,8 @@ CORRTRACK_CLONES void blend_appearance(const std::uint8_t* __restrict pixels, fl
         const float a = appearance[i] + rate * (static_cast<float>(pixels[i]) - appearance[i]);
         appearance[i] = a;
         const float v = anchor * initial[i] + keep * a;
-        int r = static_cast<int>(static_cast<double>(v) + 0.5);
+        int r = static_cast<int>(v);
+        r += v - static_cast<float>(r) >= 0.5f ? 1 : 0;
         r = r < 0 ? 0 : r;
         r = r > 255 ? 255 : r;
         out[i] = static_cast<std::uint8_t>(r);
