@@ -420,11 +420,11 @@ TEST(MultiTracker, OnePassMatchesOneTrackerPerTargetAndBatchesOnTheGpu) {
     EXPECT_EQ(launches, 3) << "cuda_shared has no batched form: one launch per atlas row (target)";
 }
 
-// A crowd (from 64 targets learning in a frame) learns its templates on the work pool, in
-// blocks of targets; each target's learning is its own, so a target of a 240-target crowd (of
-// which about 115 learn a frame) gets, bit for bit, the boxes it gets alone (the cues off in
-// both: a crowd tracks on NCC alone).
-TEST(MultiTracker, ACrowdLearnsOnThePoolAsEachTargetWouldAlone) {
+// A crowd (from 64 targets) plans its requests, takes its hits and learns its templates (from
+// 64 learning in a frame) on the work pool, in blocks of targets; each target's work is its
+// own, so a target of a 240-target crowd (of which about 115 learn a frame) gets, bit for bit,
+// the boxes it gets alone (the cues off in both: a crowd tracks on NCC alone).
+TEST(MultiTracker, ACrowdWorksOnThePoolAsEachTargetWouldAlone) {
     SyntheticClipSpec spec;
     spec.width = 480;
     spec.height = 360;

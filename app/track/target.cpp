@@ -127,10 +127,10 @@ std::vector<const TemplateSlot*> Target::searched_templates() const {
     return list;
 }
 
-void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
-                         Size patch, double penalty) {
+void Target::add_request(SearchRequest& r, int templ, double cx, double cy, int step, double scale, Size patch,
+                         double penalty) {
     const TemplateSlot& t = templ == 0 ? working_ : templ < 0 ? first_ : memory_[templ - 1];
-    SearchRequest r = centred_request(cx, cy, scale, patch);
+    r = centred_request(cx, cy, scale, patch);
     r.templ = t.ref();
     r.penalty = penalty;
     r.gradient_weight = gradient_;
@@ -140,8 +140,7 @@ void Target::add_request(std::vector<SearchRequest>& out, int templ, double cx, 
         for (const Lookalike& l : lookalikes_)
             if (lookalike_live(l)) r.distractors[r.distractor_count++] = l.slot.ref();
     r.distractor_weight = r.distractor_count > 0 ? distractor_weight_ : 0.0f;
-    planned_.push_back({std::max(templ, 0), step, step != 0, templ < 0, r});
-    out.push_back(r);
+    planned_.push_back({std::max(templ, 0), step, step != 0, templ < 0, r.ox, r.oy, r.scale, r.patch});
 }
 
 // The search patch: the template plus a margin on every side from the box's longer side
@@ -159,40 +158,49 @@ Size Target::window(const TrackerOptions& o, Size frame) const {
     return {templ_size_.width + 2 * mx, templ_size_.height + 2 * my};
 }
 
-void Target::plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
+std::size_t Target::track_requests(const TrackerOptions& o) const {
+    const int half = o.scales / 2;
+    std::size_t n = static_cast<std::size_t>(o.scales);
+    if (scale_anchor_ > 0 && half > 0) n += static_cast<std::size_t>(2 * half + 1);
+    for (const TemplateSlot& m : memory_) n += m.pixels.empty() ? 0 : 1;
+    return n;
+}
+
+void Target::plan_track(const TrackerOptions& o, Size frame, SearchRequest* slots, std::size_t first) {
     planned_.clear();
     cue_ = cues_ ? colour_.cue(static_cast<float>(o.colour)) : ColourCue{};
     filter_cue_ = cues_ && o.filter > 0 && filter_.ready()
                       ? FilterCue{&filter_, static_cast<float>(o.filter), static_cast<float>(o.filter_balance),
                                   static_cast<std::uint64_t>(frames_)}
                       : FilterCue{};
-    planned_first_ = out.size();
+    planned_first_ = first;
     // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
     // hidden for a while is picked up again there, while the re-detection looks further.
     const double px = cx_ + vx_, py = cy_ + vy_;
     const Size patch = window(o, frame);
     const int half = o.scales / 2;
+    SearchRequest* r = slots;
     // The centre scale first: the other scales' requests reuse its filter answer.
     for (int j = 0; j < o.scales; ++j) {
         const int k = j == 0 ? 0 : j % 2 == 1 ? -(j + 1) / 2 : j / 2;
-        add_request(out, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
+        add_request(*r++, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
     }
     if (scale_anchor_ > 0 && half > 0)
         for (int k = -half; k <= half; ++k)
-            add_request(out, -1, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch,
+            add_request(*r++, -1, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch,
                         o.motion_penalty);
     for (std::size_t m = 0; m < memory_.size(); ++m)
         if (!memory_[m].pixels.empty())
-            add_request(out, static_cast<int>(m) + 1, px, py, 0, scale_, patch, o.motion_penalty);
+            add_request(*r++, static_cast<int>(m) + 1, px, py, 0, scale_, patch, o.motion_penalty);
     // note_lookalike reads the rival of the best tracking hit.
     if (cues_ && distractor_weight_ > 0)
-        for (std::size_t i = planned_first_; i < out.size(); ++i) out[i].want_rival = true;
+        for (SearchRequest* q = slots; q != r; ++q) q->want_rival = true;
 }
 
 Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit,
                                     std::size_t request) const {
     Candidate c;
-    const SearchRequest& r = p.req;
+    const Planned& r = p;
     c.cx = r.ox + (hit.peak.sub_x + templ_size_.width / 2.0) * r.scale;
     c.cy = r.oy + (hit.peak.sub_y + templ_size_.height / 2.0) * r.scale;
     c.scale = r.scale;
@@ -322,7 +330,7 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
     if (has_lead_) {  // the candidate of the last frames, followed closely
         const Size patch = window(o, frame);
         for (const TemplateSlot* t : templates)
-            add_request(out, slot_of(t), lead_x_, lead_y_, 0, scale_, patch, o.motion_penalty);
+            add_request(out.emplace_back(), slot_of(t), lead_x_, lead_y_, 0, scale_, patch, o.motion_penalty);
     }
     // The whole frame at the current scale, or under a budget one band of it per frame.
     const Size whole{std::max(templ_size_.width, static_cast<int>(frame.width / scale_)),
@@ -337,7 +345,7 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
     const int first_row = static_cast<int>(rows * band / bands), last_row = static_cast<int>(rows * (band + 1) / bands);
     const Size patch{whole.width, last_row - first_row + templ_size_.height - 1};
     for (const TemplateSlot* t : templates) {
-        SearchRequest r;
+        SearchRequest& r = out.emplace_back();
         r.templ = t->ref();
         r.scale = scale_;
         r.patch = patch;
@@ -345,8 +353,7 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
         r.oy = first_row * scale_;
         r.penalty = 0;
         r.gradient_weight = gradient_;
-        planned_.push_back({slot_of(t), 0, false, false, r});
-        out.push_back(r);
+        planned_.push_back({slot_of(t), 0, false, false, r.ox, r.oy, r.scale, r.patch});
     }
 }
 

@@ -53,7 +53,10 @@ public:
     // One frame: plan_track, then (when wants_redetect) plan_redetect, each followed by the
     // hits of the requests it added, in order; then settle.
     void begin_frame();
-    void plan_track(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out);
+    // The requests plan_track makes this frame; it fills that many slots from `slots`, whose
+    // first is request `first` of the pass (the planning of a crowd's targets runs in parallel).
+    std::size_t track_requests(const TrackerOptions& o) const;
+    void plan_track(const TrackerOptions& o, Size frame, SearchRequest* slots, std::size_t first);
     void take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request);
     bool wants_redetect() const { return redetect_; }
     // A re-detection in progress: a candidate that must hold for a few frames.
@@ -112,14 +115,17 @@ private:
         int step = 0;  // scale = current scale x scale_step^step
         bool scaled = false;
         bool scale_check = false;  // the first template, matched for the scale pick only
-        SearchRequest req;
+        // Where its patch lay (the request's ox, oy, scale and patch: the request itself, with
+        // its template and cue references, is a few hundred bytes, copied once into the pass).
+        double ox = 0, oy = 0, scale = 1;
+        Size patch;
     };
 
     Candidate candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit, std::size_t request) const;
     bool lookalike_live(const Lookalike& l) const;
     void note_lookalike(std::vector<SearchRequest>& patches, std::vector<int>& kinds);
-    void add_request(std::vector<SearchRequest>& out, int templ, double cx, double cy, int step, double scale,
-                     Size patch, double penalty);
+    void add_request(SearchRequest& r, int templ, double cx, double cy, int step, double scale, Size patch,
+                     double penalty);
     std::vector<const TemplateSlot*> searched_templates() const;
     Size window(const TrackerOptions& o, Size frame) const;
     void clamp_to_frame(Size frame);

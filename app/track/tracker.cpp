@@ -25,11 +25,34 @@ constexpr int kCpuRedetectBudget = 30000;
 // frame, a map of a million positions, so 1024 targets crowded at the frame's edges, lost
 // together, cost a hundred times a frame's tracking. The rest keep their local search.
 constexpr int kRedetectsPerFrame = 8;
-// A crowd's learning goes to the work pool from this many learning targets, in blocks of
-// kLearnersPerBlock (a 32x32 template's blend is about a microsecond: smaller blocks would
-// cost more in hand-offs than they spread).
-constexpr std::size_t kParallelLearners = 64;
-constexpr std::size_t kLearnersPerBlock = 16;
+// A crowd's per-target work (learning, planning, taking the hits) goes to the work pool from
+// this many targets, in blocks of kTargetsPerBlock (a target's share is a microsecond or two:
+// smaller blocks would cost more in hand-offs than they spread).
+constexpr std::size_t kParallelTargets = 64;
+constexpr std::size_t kTargetsPerBlock = 16;
+
+// fn(i) for every i in [0, n): on this thread under kParallelTargets, else on the work pool
+// in blocks; each i is one target's own work, so the result is the same on any thread count.
+// A worker must not throw (it would end the process): the first error is rethrown here.
+template <typename Fn>
+void for_each_target(std::size_t n, Fn&& fn) {
+    if (n < kParallelTargets) {
+        for (std::size_t i = 0; i < n; ++i) fn(i);
+        return;
+    }
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    parallel_for(static_cast<int>((n + kTargetsPerBlock - 1) / kTargetsPerBlock), [&](int b) {
+        const std::size_t first = static_cast<std::size_t>(b) * kTargetsPerBlock;
+        try {
+            for (std::size_t i = first; i < std::min(first + kTargetsPerBlock, n); ++i) fn(i);
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(error_mutex);
+            if (!error) error = std::current_exception();
+        }
+    });
+    if (error) std::rethrow_exception(error);
+}
 
 // What "auto" stands for is the registry's rule (resolve_kernel); here only which GPU counts.
 std::string resolve_kernel_name(const std::string& name) { return resolve_kernel(name, cuda_available()); }
@@ -123,11 +146,9 @@ struct MultiTracker::Impl {
         }
     }
     // The patches sampled at the end of the last frame (GPU: long arrived by now).
-    // Each target learns its own samples, which lie together in target order. Targets are
-    // independent, so a crowd's learning is spread over the work pool in blocks of targets:
-    // the template blends of 1024 targets were a quarter of the GPU path's host time a frame
-    // (bench/results/h100_2026-12-05e). Every target's samples run in order on one thread,
-    // so the result is the same on any number of threads.
+    // Each target learns its own samples, which lie together in target order; a crowd's
+    // targets learn in parallel (for_each_target): the template blends of 1024 targets were a
+    // quarter of the GPU path's host time a frame (bench/results/h100_2026-12-05e).
     void apply_pending() {
         if (!samples_pending) return;
         samples_pending = false;
@@ -136,29 +157,11 @@ struct MultiTracker::Impl {
         learners.clear();  // the first sample of each target's run
         for (std::size_t i = 0; i < sample_owner.size(); ++i)
             if (i == 0 || sample_owner[i] != sample_owner[i - 1]) learners.push_back(i);
-        auto learn = [&](std::size_t k) {
+        for_each_target(learners.size(), [&](std::size_t k) {
             const std::size_t end = k + 1 < learners.size() ? learners[k + 1] : sample_owner.size();
             if (Target* t = find(sample_owner[learners[k]]))
                 for (std::size_t i = learners[k]; i < end; ++i) t->apply_sample(active, sample_kind[i], sampled[i]);
-        };
-        if (learners.size() < kParallelLearners) {
-            for (std::size_t k = 0; k < learners.size(); ++k) learn(k);
-            return;
-        }
-        // A worker must not throw (it would end the process): the first error is rethrown here.
-        std::exception_ptr error;
-        std::mutex error_mutex;
-        const int blocks = static_cast<int>((learners.size() + kLearnersPerBlock - 1) / kLearnersPerBlock);
-        parallel_for(blocks, [&](int b) {
-            const std::size_t first = static_cast<std::size_t>(b) * kLearnersPerBlock;
-            try {
-                for (std::size_t k = first; k < std::min(first + kLearnersPerBlock, learners.size()); ++k) learn(k);
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(error_mutex);
-                if (!error) error = std::current_exception();
-            }
         });
-        if (error) std::rethrow_exception(error);
     }
 };
 
@@ -317,19 +320,24 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
     m.requests.clear();
     // A crowd tracks on NCC alone: the cues' per-search host work would cap its rate.
     const bool cues = m.targets.size() <= static_cast<std::size_t>(std::max(0, o.cue_targets));
+    std::size_t planned = 0;
     for (std::size_t i = 0; i < m.targets.size(); ++i) {
         m.targets[i]->set_cues(cues);
         m.targets[i]->begin_frame();
-        m.first[i] = m.requests.size();
-        m.targets[i]->plan_track(o, fs, m.requests);
+        m.first[i] = planned;
+        planned += m.targets[i]->track_requests(o);
     }
+    m.requests.resize(planned);
+    for_each_target(m.targets.size(), [&](std::size_t i) {
+        m.targets[i]->plan_track(o, fs, m.requests.data() + m.first[i], m.first[i]);
+    });
     StageTimes* stages = o.stage_times ? &times : nullptr;
     if (!m.requests.empty()) m.backend->search(0, m.requests, m.hits, stages);
     m.launches = m.requests.empty() ? 0 : m.backend->launches();
     m.replayed = !m.requests.empty() && m.backend->replayed();
     m.positions = m.requests.empty() ? 0 : m.backend->positions();
-    for (std::size_t i = 0; i < m.targets.size(); ++i)
-        m.targets[i]->take_track(o, m.hits.data() + m.first[i], m.first[i]);
+    for_each_target(m.targets.size(),
+                    [&](std::size_t i) { m.targets[i]->take_track(o, m.hits.data() + m.first[i], m.first[i]); });
 
     // Pass 1: re-detection for the targets that lost their match.
     m.choose_redetects(options_.redetect_budget < 0 ? kRedetectsPerFrame : 0);
