@@ -1,6 +1,7 @@
 #include "app/track/target.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -166,14 +167,13 @@ std::size_t Target::track_requests(const TrackerOptions& o) const {
     return n;
 }
 
-void Target::plan_track(const TrackerOptions& o, Size frame, SearchRequest* slots, std::size_t first) {
+void Target::plan_track(const TrackerOptions& o, Size frame, SearchRequest* slots) {
     planned_.clear();
     cue_ = cues_ ? colour_.cue(static_cast<float>(o.colour)) : ColourCue{};
     filter_cue_ = cues_ && o.filter > 0 && filter_.ready()
                       ? FilterCue{&filter_, static_cast<float>(o.filter), static_cast<float>(o.filter_balance),
                                   static_cast<std::uint64_t>(frames_)}
                       : FilterCue{};
-    planned_first_ = first;
     // Lost or not, the neighbourhood is searched: a target that was only blurred or partly
     // hidden for a while is picked up again there, while the re-detection looks further.
     const double px = cx_ + vx_, py = cy_ + vy_;
@@ -195,6 +195,7 @@ void Target::plan_track(const TrackerOptions& o, Size frame, SearchRequest* slot
     // note_lookalike reads the rival of the best tracking hit.
     if (cues_ && distractor_weight_ > 0)
         for (SearchRequest* q = slots; q != r; ++q) q->want_rival = true;
+    assert(static_cast<std::size_t>(r - slots) == track_requests(o));
 }
 
 Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit,
@@ -324,7 +325,6 @@ void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::si
 
 void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<SearchRequest>& out) {
     planned_.clear();
-    planned_first_ = out.size();
     const std::vector<const TemplateSlot*> templates = searched_templates();
     auto slot_of = [&](const TemplateSlot* t) { return t == &working_ ? 0 : static_cast<int>(t - memory_.data()) + 1; };
     if (has_lead_) {  // the candidate of the last frames, followed closely

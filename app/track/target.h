@@ -53,10 +53,10 @@ public:
     // One frame: plan_track, then (when wants_redetect) plan_redetect, each followed by the
     // hits of the requests it added, in order; then settle.
     void begin_frame();
-    // The requests plan_track makes this frame; it fills that many slots from `slots`, whose
-    // first is request `first` of the pass (the planning of a crowd's targets runs in parallel).
+    // The requests plan_track makes this frame; it fills exactly that many slots from `slots`
+    // (counted first, so that a crowd's targets plan in parallel into one pass).
     std::size_t track_requests(const TrackerOptions& o) const;
-    void plan_track(const TrackerOptions& o, Size frame, SearchRequest* slots, std::size_t first);
+    void plan_track(const TrackerOptions& o, Size frame, SearchRequest* slots);
     void take_track(const TrackerOptions& o, const RankedPeak* hits, std::size_t first_request);
     bool wants_redetect() const { return redetect_; }
     // A re-detection in progress: a candidate that must hold for a few frames.
@@ -163,7 +163,6 @@ private:
 
     // This frame.
     std::vector<Planned> planned_;
-    std::size_t planned_first_ = 0;     // planned_[0]'s index among the pass's requests
     Candidate best_;                    // best tracking candidate
     Candidate short_, long_;            // best of the working template, of the memory
     std::vector<float> step_ranked_;    // the working template's best ranked NCC per scale step

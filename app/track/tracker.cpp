@@ -328,9 +328,8 @@ const std::vector<TrackResult>& MultiTracker::update(const FrameView& view) {
         planned += m.targets[i]->track_requests(o);
     }
     m.requests.resize(planned);
-    for_each_target(m.targets.size(), [&](std::size_t i) {
-        m.targets[i]->plan_track(o, fs, m.requests.data() + m.first[i], m.first[i]);
-    });
+    for_each_target(m.targets.size(),
+                    [&](std::size_t i) { m.targets[i]->plan_track(o, fs, m.requests.data() + m.first[i]); });
     StageTimes* stages = o.stage_times ? &times : nullptr;
     if (!m.requests.empty()) m.backend->search(0, m.requests, m.hits, stages);
     m.launches = m.requests.empty() ? 0 : m.backend->launches();

@@ -94,7 +94,7 @@ for c in "${clips[@]}"; do
     grep -E 'frames  |wall time|kernel  |decode  |correlate|latency|gpu search' "$log" | sed 's/^/   /' | tee -a "$txt"
     # Where a steady state's stalls are: the slowest frames, and the one-time costs traced.
     "${PYTHON:-python3}" "$(dirname "$0")/slow_frames.py" "$rows" --top 12 2>&1 | sed 's/^/   /' | tee -a "$txt"
-    grep 'start-trace' "$log" | awk '{print}' | tail -n 40 | sed 's/^/   /' >>"$txt"
+    grep 'start-trace' "$log" | tail -n 40 | sed 's/^/   /' >>"$txt"
     rm -f "$rows"
   done
 done

@@ -1,5 +1,5 @@
 // A process-wide pool of worker threads for the CPU kernels' full-frame loops and the tracker's
-// per-target learning of a crowd (app/track/tracker.cpp). Unlike an
+// per-target work of a crowd (app/track/tracker.cpp: learning, planning, taking hits). Unlike an
 // OpenMP team it never waits for a worker that has not started: the caller works on the
 // items too, and returns once every item is done, so a core taken by another process delays
 // one item, not the whole loop (an OpenMP region ends at a barrier that every thread of the
