@@ -219,6 +219,7 @@ void tracker_panel(GuiModel& m, GuiActions& a) {
     slider("Colour", &o.colour, 0.0, 1.0, "%.2f of each match");
     if (o.colour > 0) slider("Colour extent", &o.colour_extent, 0.0, 1.0, "box size rate %.2f");
     slider("Look-alikes", &o.distractor_weight, 0.0, 1.0, "weight %.2f");
+    if (o.distractor_weight > 0) slider("Look-alike claim", &o.lookalike_claim, 0.0, 1.0, "at NCC %.2f (0: off)");
     row_label("Max template", lw);
     ImGui::SliderInt("##maxt", &o.max_template_side, 8, 128, "%d px", ImGuiSliderFlags_AlwaysClamp);
     if (ImGui::Button("Apply to current targets")) a.apply_tracker = true;

@@ -60,6 +60,7 @@ const RangedOption kRanged[] = {
     ROW("--colour-rate", colour_rate, 0.0, 1.0),
     ROW("--colour-extent", colour_extent, 0.0, 1.0),
     ROW("--distractor-weight", distractor_weight, 0.0, 1.0),
+    ROW("--lookalike-claim", lookalike_claim, 0.0, 1.0),
     ROW("--filter", filter, 0.0, 1.0),
     ROW("--filter-rate", filter_rate, 0.0, 1.0),
     ROW("--filter-balance", filter_balance, 0.0, 100.0),

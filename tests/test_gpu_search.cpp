@@ -399,6 +399,13 @@ TEST(GpuSearchGpu, CuesRankAsOnTheCpu) {
                 r.distractors[1] = ref(d1, 101);
                 r.distractor_count = 2;
                 r.distractor_weight = 1.0f;
+                // Where they stood, a little off (map coordinates at scale 1: d0 at (45, 37),
+                // d1 at (5, 11)): both are found again there, still, and claim their places.
+                r.distractor_x[0] = 43;
+                r.distractor_y[0] = 38;
+                r.distractor_x[1] = 6;
+                r.distractor_y[1] = 9;
+                r.lookalike_claim = 0.5f;
             }
             r.want_rival = kind < 4;
             requests.push_back(r);
@@ -424,6 +431,15 @@ TEST(GpuSearchGpu, CuesRankAsOnTheCpu) {
         moved += (cpu[3 + s].peak.psr != cpu[12 + s].peak.psr) + (cpu[6 + s].peak.psr != cpu[12 + s].peak.psr);
     }
     EXPECT_EQ(moved, 6);
+    for (int kind : {0, 2}) {  // the centre scale finds each look-alike where it stands
+        const RankedPeak& c = cpu[3 * kind + 1];
+        EXPECT_NEAR(c.lookalike_found[0], 1.0f, 1e-4f);
+        EXPECT_EQ(c.lookalike_x[0], 45.0f);
+        EXPECT_EQ(c.lookalike_y[0], 37.0f);
+        EXPECT_NEAR(c.lookalike_found[1], 1.0f, 1e-4f);
+        EXPECT_EQ(c.lookalike_x[1], 5.0f);
+        EXPECT_EQ(c.lookalike_y[1], 11.0f);
+    }
     if (!cuda_available()) GTEST_SKIP() << "no GPU: the CPU half ran";
     GpuContext gpu;
     auto close = [](float a, float b) { return std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b)); };
@@ -438,12 +454,18 @@ TEST(GpuSearchGpu, CuesRankAsOnTheCpu) {
                 const RankedPeak &g = got[i], &c = cpu[i];
                 EXPECT_EQ(g.peak.x, c.peak.x) << what;
                 EXPECT_EQ(g.peak.y, c.peak.y) << what;
+                for (int d = 0; d < RankedPeak::kLookalikes; ++d) {
+                    EXPECT_EQ(g.lookalike_x[d], c.lookalike_x[d]) << what;
+                    EXPECT_EQ(g.lookalike_y[d], c.lookalike_y[d]) << what;
+                }
                 for (const auto& [name, a, b] :
                      {std::make_tuple("score", g.peak.score, c.peak.score),
                       std::make_tuple("sub_x", g.peak.sub_x, c.peak.sub_x),
                       std::make_tuple("sub_y", g.peak.sub_y, c.peak.sub_y),
                       std::make_tuple("psr", g.peak.psr, c.peak.psr), std::make_tuple("ranked", g.ranked, c.ranked),
-                      std::make_tuple("lookalike", g.lookalike, c.lookalike)})
+                      std::make_tuple("lookalike", g.lookalike, c.lookalike),
+                      std::make_tuple("found0", g.lookalike_found[0], c.lookalike_found[0]),
+                      std::make_tuple("found1", g.lookalike_found[1], c.lookalike_found[1])})
                     EXPECT_TRUE(close(a, b)) << what << ": " << name << " " << a << " want " << b;
                 if (i >= 12) continue;  // the GPU fills rivals only where asked
                 EXPECT_TRUE(close(g.rival, c.rival)) << what << ": rival " << g.rival << " want " << c.rival;

@@ -161,5 +161,62 @@ TEST(Lookalikes, RivalAddedToABackendsPeakIsTheHostsRanking) {
     EXPECT_EQ(backend.lookalike, host.lookalike);
 }
 
+// A target crossing a still look-alike: it walks right in front of a copy that stands still,
+// then behind a post that hides its top while the copy stands in full view a few pixels away.
+// The NCC then prefers the copy; a tracker that found the copy again where it stood (a still
+// look-alike claims its place) keeps the box on the target.
+struct Crossing {
+    static constexpr int kW = 200, kH = 100, kTop = 30, kCopyX = 100, kStartX = 40, kStep = 3;
+    static constexpr int kPostX = kCopyX + kTw + 2, kPostW = 16, kPostH = 24;
+    Scene look;
+    int target_x(int t) const { return kStartX + kStep * t; }
+    std::vector<std::uint8_t> frame(int t) const {
+        std::vector<std::uint8_t> f(kW * kH, 128);
+        auto draw = [&](const std::vector<std::uint8_t>& p, int left) {
+            for (int y = 0; y < kTh; ++y)
+                for (int x = 0; x < kTw; ++x)
+                    if (left + x >= 0 && left + x < kW)
+                        f[static_cast<std::size_t>(kTop + y) * kW + left + x] = p[y * kTw + x];
+        };
+        draw(look.copy, kCopyX);
+        draw(look.target, target_x(t));
+        for (int y = kTop - 4; y < kTop + kPostH; ++y)
+            for (int x = kPostX; x < kPostX + kPostW; ++x) f[static_cast<std::size_t>(y) * kW + x] = 90;
+        return f;
+    }
+};
+
+std::vector<TrackResult> cross(double claim, int frames) {
+    const Crossing c;
+    TrackerOptions o;
+    o.kernel = "cpu_fast";
+    o.scales = 1;
+    o.lookalike_claim = claim;
+    Tracker tracker(o);
+    std::vector<std::uint8_t> f = c.frame(0);
+    const ImageView view{f.data(), Crossing::kW, Crossing::kH, static_cast<std::size_t>(Crossing::kW)};
+    std::string error;
+    EXPECT_TRUE(tracker.init(view, {Crossing::kStartX, Crossing::kTop, kTw, kTh}, &error)) << error;
+    std::vector<TrackResult> out;
+    for (int t = 1; t <= frames; ++t) {
+        const std::vector<std::uint8_t> next = c.frame(t);
+        std::copy(next.begin(), next.end(), f.begin());
+        out.push_back(tracker.update(view));
+    }
+    return out;
+}
+
+TEST(Lookalikes, AStillLookalikeKeepsItsPlaceWhenTheTargetCrossesIt) {
+    const Crossing c;
+    const int frames = 40;  // the target ends 40 px right of the post
+    const auto plain = cross(0.0, frames), claimed = cross(TrackerOptions{}.lookalike_claim, frames);
+    EXPECT_NEAR(plain[20].box.x, c.target_x(21), 0.5) << "in front of the copy, both follow the target";
+    EXPECT_NEAR(plain.back().box.x, Crossing::kCopyX, 0.5) << "test premise: without claims the box ends on the copy";
+    for (std::size_t t = 0; t < claimed.size(); ++t) {
+        EXPECT_NEAR(claimed[t].box.x, c.target_x(static_cast<int>(t) + 1), 0.5) << "frame " << t + 1;
+        EXPECT_FALSE(claimed[t].lost) << "frame " << t + 1;
+    }
+}
+
 }  // namespace
 }  // namespace corrtrack

@@ -46,13 +46,17 @@ struct PeakItem {
 struct RankedPeak {
     Peak peak;
     float ranked = 0;  // the penalised map's value at the peak
-    // The best local maximum of the ranking map (before any look-alike term, no motion
-    // penalty) whose box overlaps the peak's by at most a fifth, where it lies (map
-    // coordinates), and the same map's value at the peak: a look-alike in the window. Filled
-    // on the host (search_cues.h), not by launch_ranked_peaks (rival -2: none).
+    // The best local maximum of the NCC map (no cue, no motion penalty) whose box overlaps
+    // the peak's by at most a fifth, where it lies (map coordinates), and the same map's value
+    // at the peak: a look-alike in the window. Filled on the host (search_cues.h), not by
+    // launch_ranked_peaks (rival -2: none).
     float rival = -2, rival_x = 0, rival_y = 0, rival_of = 0;
     // The best look-alike's NCC at the peak (-2: none searched).
     float lookalike = -2;
+    // Each look-alike found again near where it stood (SearchRequest::distractor_x): its best
+    // NCC there (-2: under kLookalikeFound or not searched) and where (map coordinates).
+    static constexpr int kLookalikes = 2;
+    float lookalike_found[kLookalikes] = {-2, -2}, lookalike_x[kLookalikes] = {}, lookalike_y[kLookalikes] = {};
 };
 
 // At most this many items per launch (they travel as kernel parameters); longer lists are

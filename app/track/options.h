@@ -59,6 +59,9 @@ struct TrackerOptions {
     double distractor_weight = 1.0;  // weight of the look-alike term in every match: a
                                      // position matching a look-alike seen beside the
                                      // target better than the target ranks lower (0: off)
+    double lookalike_claim = 0.5;    // a look-alike found again at this NCC or more where it
+                                     // stood, not moving, claims its place: the target's
+                                     // search skips it (search.h; 0: never)
     double filter = 0.95;            // largest weight of the correlation filter's map in every
                                      // match (correlation_filter.h; each map weighted by its
                                      // peak-to-sidelobe ratio, this the cap; 0: off)

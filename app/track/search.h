@@ -63,6 +63,16 @@ struct SearchRequest {
     TemplateRef distractors[kMaxDistractors];
     int distractor_count = 0;
     float distractor_weight = 0;
+    static_assert(kMaxDistractors == RankedPeak::kLookalikes, "one found look-alike per distractor");
+    // Where each look-alike stood last (map coordinates: its template's corner): it is looked
+    // for again within half a template of there. One found there at lookalike_claim or more
+    // that has not moved (a person standing, a parked car) claims its place: the positions
+    // within half a template of it leave the ranking map, unless the target's own prediction
+    // (the window's centre) lies there too. Identity through a crossing: when the target passes
+    // a still look-alike and is hidden, the box does not drop onto the look-alike. 0: no claims.
+    float distractor_x[kMaxDistractors] = {}, distractor_y[kMaxDistractors] = {};
+    float lookalike_claim = 0;
+    static constexpr float kLookalikeFound = 0.5f;  // found again where its NCC reaches this
     // The caller reads the hit's rival fields (RankedPeak): both backends fill them only where
     // this is set (the GPU ranks such requests on the host).
     bool want_rival = false;

@@ -3,6 +3,7 @@
 #include "app/track/search_cues.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "app/track/backends.h"
@@ -33,6 +34,53 @@ void blend_filter(const SearchRequest& r, const FrameView& frame, const std::uin
     for (std::size_t i = 0; i < n; ++i) m[i] = (1 - w) * m[i] + w * s.filter[i];
 }
 
+// Each look-alike found again (RankedPeak::lookalike_found), and the places of the still ones
+// taken out of the ranking map `m` (SearchRequest::lookalike_claim). A claimed position gets
+// the map's mean, not a floor value: the peak's PSR reads the rest of the map.
+void find_lookalikes(const SearchRequest& r, Size o, const float* const* lookalike, float* m, RankedPeak& hit) {
+    const Size t = r.templ.image.size();
+    const int hx = std::max(1, t.width / 2), hy = std::max(1, t.height / 2);
+    // Still: within a quarter of the search radius of where it stood.
+    const int still_x = std::max(1, hx / 4), still_y = std::max(1, hy / 4);
+    const int cx = (o.width - 1) / 2, cy = (o.height - 1) / 2;
+    float mean = 0;
+    bool have_mean = false;
+    for (int d = 0; d < r.distractor_count; ++d) {
+        const int ex = static_cast<int>(std::lround(r.distractor_x[d]));
+        const int ey = static_cast<int>(std::lround(r.distractor_y[d]));
+        float best = -2;
+        int bx = 0, by = 0;
+        for (int y = std::max(0, ey - hy); y <= std::min(o.height - 1, ey + hy); ++y) {
+            const float* row = lookalike[d] + static_cast<std::size_t>(y) * o.width;
+            for (int x = std::max(0, ex - hx); x <= std::min(o.width - 1, ex + hx); ++x)
+                if (row[x] > best) {
+                    best = row[x];
+                    bx = x;
+                    by = y;
+                }
+        }
+        if (best < SearchRequest::kLookalikeFound) continue;
+        hit.lookalike_found[d] = best;
+        hit.lookalike_x[d] = static_cast<float>(bx);
+        hit.lookalike_y[d] = static_cast<float>(by);
+        const bool claims = r.lookalike_claim > 0 && best >= r.lookalike_claim && std::abs(bx - ex) <= still_x &&
+                            std::abs(by - ey) <= still_y && !(std::abs(cx - bx) < hx && std::abs(cy - by) < hy);
+        if (!claims) continue;
+        if (!have_mean) {
+            double sum = 0;
+            const std::size_t n = static_cast<std::size_t>(o.width) * o.height;
+            for (std::size_t k = 0; k < n; ++k) sum += m[k];
+            mean = static_cast<float>(sum / n);
+            have_mean = true;
+        }
+        for (int y = std::max(0, by - hy + 1); y <= std::min(o.height - 1, by + hy - 1); ++y) {
+            float* row = m + static_cast<std::size_t>(y) * o.width;
+            for (int x = std::max(0, bx - hx + 1); x <= std::min(o.width - 1, bx + hx - 1); ++x)
+                row[x] = std::min(row[x], mean);
+        }
+    }
+}
+
 }  // namespace
 
 RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const std::uint8_t* patch, float* m, Size o,
@@ -57,14 +105,18 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
         // Where the best look-alike beats the template's own NCC, the weight times the
         // difference comes off; where the target matches itself better nothing changes, so
         // the look-alikes cannot pull the peak off a target they resemble.
-        s.rank.assign(m, m + n);
         s.lookalike_max.assign(n, 0.0f);
         for (int d = 0; d < r.distractor_count; ++d)
             for (std::size_t k = 0; k < n; ++k) s.lookalike_max[k] = std::max(s.lookalike_max[k], lookalike[d][k]);
         for (std::size_t k = 0; k < n; ++k) m[k] -= r.distractor_weight * std::max(0.0f, s.lookalike_max[k] - s.ncc[k]);
     }
+    RankedPeak found;
+    if (lookalikes) find_lookalikes(r, o, lookalike, m, found);
     const MapView map{m, o.width, o.height, static_cast<std::size_t>(o.width)};
     RankedPeak hit = penalised_peak(map, r.penalty, s.penalised);
+    std::copy(found.lookalike_found, found.lookalike_found + RankedPeak::kLookalikes, hit.lookalike_found);
+    std::copy(found.lookalike_x, found.lookalike_x + RankedPeak::kLookalikes, hit.lookalike_x);
+    std::copy(found.lookalike_y, found.lookalike_y + RankedPeak::kLookalikes, hit.lookalike_y);
     if (any) {
         // ... and ranks it against the other scales and templates: the colour score of a
         // smaller box is higher (less background), so it must not pick the scale.
@@ -75,8 +127,9 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
         hit.ranked = pk.score - penalty;
         if (lookalikes) hit.lookalike = s.lookalike_max[at];
     }
-    // Only where asked: it scans the whole map.
-    if (r.want_rival) add_rival(r, lookalikes ? s.rank.data() : m, o, hit);
+    // Only where asked: it scans the whole map. With cues, on the NCC map: the filter's answer
+    // has no second hill where a look-alike stands, so look-alikes were never noted with it.
+    if (r.want_rival) add_rival(r, any ? s.ncc.data() : m, o, hit);
     return hit;
 }
 

@@ -16,7 +16,7 @@ namespace corrtrack {
 
 // Buffers reused between requests (no allocation once grown).
 struct CueScratch {
-    std::vector<float> ncc, colour, rank, lookalike_max, filter;
+    std::vector<float> ncc, colour, lookalike_max, filter;
     FilterScratch filter_arrays;
     // Whose answer `filter` holds: the filter's version (unique in the process), the target's
     // frame (FilterCue) and the map's size.
@@ -50,18 +50,19 @@ inline bool needs_host_rank(const SearchRequest& r, const FrameView& frame) {
     return r.want_rival || cues_apply(r, frame);
 }
 
-// Adds the rival fields of `hit` (RankedPeak) from `map`, r's ranking map before the
-// look-alike term (packed o): the best local maximum that stands apart from the peak. Where no
-// cue applies the ranking map is the NCC map itself, so a backend that ranked such a request's
-// peak on its own adds the rival here and gets rank_request's hit, every field.
+// Adds the rival fields of `hit` (RankedPeak) from `map`, r's NCC map (packed o): the best
+// local maximum that stands apart from the peak. Where no cue applies the ranking map is the
+// NCC map itself, so a backend that ranked such a request's peak on its own adds the rival here
+// and gets rank_request's hit, every field.
 void add_rival(const SearchRequest& r, const float* map, Size o, RankedPeak& hit);
 
 // Request r's hit. `map`: its NCC map (o = patch - template + 1, packed; gradient-blended
 // where asked), turned in place into the ranking map. `patch`: the sampled window (packed
 // r.patch; read for colour and the filter). `lookalike[d]`: distractor d's NCC map over the same window
 // (packed o; read when lookalikes_apply). The peak is chosen on the ranking map with the
-// motion penalty; its score stays the NCC there, and rival fields come from the ranking map
-// before the look-alike term.
+// motion penalty; its score stays the NCC there, and rival fields come from the NCC map. Each
+// look-alike is found again near where it stood, and a still one claims its place
+// (SearchRequest::lookalike_claim).
 RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const std::uint8_t* patch, float* map, Size o,
                         const float* const* lookalike, CueScratch& s);
 

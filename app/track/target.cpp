@@ -49,6 +49,7 @@ Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame
     anchor_ = static_cast<float>(std::clamp(o.anchor, 0.0, 1.0));
     gradient_ = static_cast<float>(std::clamp(o.gradient, 0.0, 1.0));
     distractor_weight_ = static_cast<float>(std::clamp(o.distractor_weight, 0.0, 1.0));
+    lookalike_claim_ = static_cast<float>(std::clamp(o.lookalike_claim, 0.0, 1.0));
     memory_.resize(static_cast<std::size_t>(o.memory));
     const std::uint64_t base = static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)) << 8;
     working_.key = base;
@@ -139,8 +140,15 @@ void Target::add_request(SearchRequest& r, int templ, double cx, double cy, int 
     if (templ == 0 && filter_cue_.filter && filter_.window() == patch) r.filter = filter_cue_;
     if (templ == 0 && cues_ && distractor_weight_ > 0)
         for (const Lookalike& l : lookalikes_)
-            if (lookalike_live(l)) r.distractors[r.distractor_count++] = l.slot.ref();
+            if (lookalike_live(l)) {
+                r.distractor_x[r.distractor_count] =
+                    static_cast<float>((l.cx - r.ox) / r.scale - templ_size_.width / 2.0);
+                r.distractor_y[r.distractor_count] =
+                    static_cast<float>((l.cy - r.oy) / r.scale - templ_size_.height / 2.0);
+                r.distractors[r.distractor_count++] = l.slot.ref();
+            }
     r.distractor_weight = r.distractor_count > 0 ? distractor_weight_ : 0.0f;
+    r.lookalike_claim = r.distractor_count > 0 ? lookalike_claim_ : 0.0f;
     planned_.push_back({std::max(templ, 0), step, step != 0, templ < 0, r.ox, r.oy, r.scale, r.patch});
 }
 
@@ -258,6 +266,27 @@ void Target::note_lookalike(std::vector<SearchRequest>& patches, std::vector<int
     kinds.push_back(kLookalike);
 }
 
+// The live look-alikes where the centre scale's search found them again (its distractors are
+// the live ones, in order). Not onto the target: a look-alike found within four fifths of a
+// box of the chosen position would be the target itself (a look-alike that follows the
+// target would claim its place), so it keeps where it stood.
+void Target::follow_lookalikes(const RankedPeak& centre, const Planned& p) {
+    const double aw = 0.8 * templ_size_.width * scale_, ah = 0.8 * templ_size_.height * scale_;
+    int d = 0;
+    for (Lookalike& l : lookalikes_) {
+        if (!lookalike_live(l)) continue;
+        if (centre.lookalike_found[d] >= SearchRequest::kLookalikeFound) {
+            const double x = p.ox + (centre.lookalike_x[d] + templ_size_.width / 2.0) * p.scale;
+            const double y = p.oy + (centre.lookalike_y[d] + templ_size_.height / 2.0) * p.scale;
+            if (!(std::abs(x - best_.cx) < aw && std::abs(y - best_.cy) < ah)) {
+                l.cx = x;
+                l.cy = y;
+            }
+        }
+        ++d;
+    }
+}
+
 void Target::refine_size(const FrameView& frame, float rate) {
     if (!cues_) return;
     const double l = colour_.extent_log_scale(frame, box_, extent_scratch_);
@@ -314,6 +343,8 @@ void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::si
         }
         best_ = step_best_[pick];
     }
+    // plan_track's first request is the working template at the centre scale.
+    if (!planned_.empty() && cues_ && distractor_weight_ > 0) follow_lookalikes(hits[0], planned_[0]);
     if (!planned_.empty()) {
         chosen_pass_ = 0;
         chosen_request_ = best_.request;

@@ -124,6 +124,7 @@ private:
     Candidate candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit, std::size_t request) const;
     bool lookalike_live(const Lookalike& l) const;
     void note_lookalike(std::vector<SearchRequest>& patches, std::vector<int>& kinds);
+    void follow_lookalikes(const RankedPeak& centre, const Planned& p);
     void add_request(SearchRequest& r, int templ, double cx, double cy, int step, double scale, Size patch,
                      double penalty);
     std::vector<const TemplateSlot*> searched_templates() const;
@@ -150,6 +151,7 @@ private:
     float anchor_ = 0;
     float gradient_ = 0;           // weight of the gradient channel (0: off)
     float distractor_weight_ = 0;  // weight of the look-alike term (0: off)
+    float lookalike_claim_ = 0;    // NCC at which a still look-alike claims its place (0: never)
     // A look-alike counts when its hill reaches this in the ranking map and this share of the
     // target's; it is matched for this many frames after it was last seen.
     static constexpr float kLookalikeMin = 0.5f;
