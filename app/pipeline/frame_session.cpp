@@ -163,12 +163,46 @@ ImageView FrameSession::host_luma_of(const Frame& f, bool* ready) {
     return {host_luma_.data(), f.width, f.height, static_cast<std::size_t>(f.width), MemorySpace::kHost};
 }
 
+FrameView FrameSession::with_host_colour(const Frame& f) {
+    const int w = f.width, h = f.height, cw = (w + 1) / 2, ch = (h + 1) / 2;
+    const std::size_t luma_bytes = static_cast<std::size_t>(w) * h, chroma_bytes = static_cast<std::size_t>(cw) * ch;
+    if (colour_frame_ != &f || colour_index_ != f.index) {
+        colour_planes_.resize(yuv420_bytes(w, h));  // grows once; no allocation per frame
+        colour_uv_.resize(2 * chroma_bytes);
+        const auto stream = as_cuda(stream_);
+        cudaError_t err = cudaMemcpy2DAsync(colour_planes_.data(), w, f.device.data, f.device.pitch, w, h,
+                                            cudaMemcpyDeviceToHost, stream);
+        if (err == cudaSuccess)
+            err = cudaMemcpy2DAsync(colour_uv_.data(), 2 * static_cast<std::size_t>(cw), f.device.uv, f.device.uv_pitch,
+                                    2 * static_cast<std::size_t>(cw), ch, cudaMemcpyDeviceToHost, stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+        if (err != cudaSuccess) throw std::runtime_error(std::string("colour download: ") + cudaGetErrorString(err));
+        // NV12's UV pairs into the U and V planes the colour model reads.
+        const std::uint8_t* uv = colour_uv_.data();
+        std::uint8_t* u = colour_planes_.data() + luma_bytes;
+        std::uint8_t* v = u + chroma_bytes;
+        for (std::size_t i = 0; i < chroma_bytes; ++i) {
+            u[i] = uv[2 * i];
+            v[i] = uv[2 * i + 1];
+        }
+        colour_frame_ = &f;
+        colour_index_ = f.index;
+    }
+    const std::uint8_t* planes = colour_planes_.data();
+    const FrameView host{
+        {planes, w, h, static_cast<std::size_t>(w), MemorySpace::kHost},
+        {planes + luma_bytes, cw, ch, static_cast<std::size_t>(cw), MemorySpace::kHost},
+        {planes + luma_bytes + chroma_bytes, cw, ch, static_cast<std::size_t>(cw), MemorySpace::kHost}};
+    return host.with_device_luma(f.device_luma_view());
+}
+
 FrameView FrameSession::tracker_view(SessionFrame& f) {
     if (tracker_.on_gpu() && f.device_slot >= 0) {  // the device copy, with the host planes while held
         const ImageView device = uploader_->device_view(f.device_slot, tracker_.stream());
         return f.frame ? f.frame->frame_view().with_device_luma(device) : FrameView(device);
     }
     if (!tracker_.on_gpu() && f.frame->has_host_luma()) return f.frame->frame_view();
+    if (wants_host_colour(*f.frame)) return with_host_colour(*f.frame);
     if (f.frame == current_.frame) return luma(tracker_.on_gpu());
     const Frame& fr = *f.frame;
     if (fr.has_host_luma() || tracker_.on_gpu()) return fr.luma_view();
@@ -231,6 +265,7 @@ ImageView FrameSession::luma(bool device_ok) {
 FrameView FrameSession::frame_view(bool device_ok) {
     const Frame& f = frame();
     if (f.has_host_luma() && !f.yuv.empty()) return f.frame_view();
+    if (device_ok && wants_host_colour(f)) return with_host_colour(f);
     return luma(device_ok);
 }
 

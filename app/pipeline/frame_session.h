@@ -166,6 +166,13 @@ private:
     void start(std::unique_ptr<FrameSource> source);
     static SessionFrame describe(const Frame* f);
     ImageView host_luma_of(const Frame& f, bool* ready);
+    // An NVDEC frame (device planes, NV12) for a GPU tracker whose colour cue reads host
+    // planes: the device luma with the host luma and chroma. Once per frame, on the decoder's
+    // stream (one wait); frames without NV12 chroma give the device luma alone.
+    FrameView with_host_colour(const Frame& f);
+    bool wants_host_colour(const Frame& f) const {
+        return tracker_.on_gpu() && f.on_device() && !f.has_host_luma() && f.device.uv && tracker_.wants_host_colour();
+    }
 
     MultiTracker& tracker_;
     SessionOptions options_;
@@ -180,6 +187,11 @@ private:
     Frame empty_;
     HostBuffer host_luma_;  // a device plane downloaded for a CPU consumer
     bool host_luma_ready_ = false;
+    // An NVDEC frame's planes on the host for a GPU tracker's colour cue (with_host_colour):
+    // Y, U, V packed as yuv420_bytes, the interleaved UV as downloaded, and whose they are.
+    HostBuffer colour_planes_, colour_uv_;
+    const Frame* colour_frame_ = nullptr;
+    long colour_index_ = -1;
 
     long taken_ = 0, late_drops_ = 0;
     bool stopped_ = false;

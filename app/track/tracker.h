@@ -49,6 +49,12 @@ public:
     const std::vector<TrackResult>& update(const FrameView& frame);
 
     const TrackerOptions& options() const { return options_; }
+    // Whether the colour cue reads the frames' host planes (colour on, and few enough targets
+    // for the cues, counting one about to be added): a session then brings an NVDEC frame's
+    // planes to the host, so that the GPU tracks a colour source as the CPU does.
+    bool wants_host_colour() const {
+        return options_.colour > 0 && options_.cue_targets > 0 && size() <= options_.cue_targets;
+    }
     // New settings from the next update on; targets added later take their template settings
     // (max template side, anchor, memory) from them. The kernel stays (set_kernel swaps it),
     // and so do the stream and buffers, so a decoder sharing the stream keeps working.

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The colour cue on NVDEC frames (issue 27): a GPU tracker with at most --cue-targets targets
+# has each NVDEC frame's luma and chroma brought to the host (FrameSession::with_host_colour),
+# so that it tracks a colour source as the CPU does. This times one target on NVDEC with the
+# defaults against --colour 0 (no download), on the bundled sample (colour, 768x576) and the
+# 1080p panning texture of scripts/bench/cues_ab.sh, and checks the sample's last box on NVDEC
+# against software decoding. Run on the GPU host from the repository root (FFmpeg is built
+# first, skipped when built):
+#   bash scripts/bench/colour_nvdec.sh | tee $OUT/colour_nvdec.txt
+set -u
+STEPS=ffmpeg bash scripts/gpu_check.sh > /dev/null 2>&1
+export LD_LIBRARY_PATH=/tmp/ffmpeg/lib:$PWD/.gpu/lib:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:/usr/local/nvidia/lib64
+B=build/app/corrtrack
+if [ ! -s /tmp/pan.mp4 ]; then
+  sed -n '/^python3 - 300/,/^PY$/p' scripts/bench/cues_ab.sh > /tmp/mkpan.sh
+  bash /tmp/mkpan.sh
+fi
+SB=$(grep -v "^#" assets/sample.box)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+run() {  # label clip box extra...
+  local label=$1 clip=$2 box=$3; shift 3
+  local csv=/tmp/colour_nvdec_$label.csv
+  timeout 60 $B track "$clip" --box "$box" --csv "$csv" "$@" > /tmp/colour_nvdec_$label.txt 2>&1
+  echo "$label rc=$? $(grep -E 'wall time' /tmp/colour_nvdec_$label.txt | tr -s ' ') last: $(tail -1 "$csv" | cut -d, -f1,4-7)"
+}
+for rep in 1 2; do
+  run "sample_nvdec_$rep" assets/sample.mp4 "$SB" --decode nvdec
+  run "sample_nvdec_colour0_$rep" assets/sample.mp4 "$SB" --decode nvdec --colour 0
+  run "pan_nvdec_$rep" /tmp/pan.mp4 900,500,40,40 --decode nvdec
+  run "pan_nvdec_colour0_$rep" /tmp/pan.mp4 900,500,40,40 --decode nvdec --colour 0
+done
+run sample_sw assets/sample.mp4 "$SB" --decode sw
+run sample_cpu assets/sample.mp4 "$SB" --kernel cpu_fast
+for a in sw cpu; do
+  if cmp -s <(cut -d, -f1-7 /tmp/colour_nvdec_sample_nvdec_1.csv) <(cut -d, -f1-7 /tmp/colour_nvdec_sample_$a.csv); then
+    echo "sample boxes: nvdec == $a"
+  else
+    echo "sample boxes: nvdec != $a ($(diff <(cut -d, -f1-7 /tmp/colour_nvdec_sample_nvdec_1.csv) <(cut -d, -f1-7 /tmp/colour_nvdec_sample_$a.csv) | grep -c '^<') lines)"
+  fi
+done
