@@ -46,8 +46,7 @@ std::vector<Box> track_sample(const std::string& args, const TempDir& dir, const
         double pts = 0;
         int target = 0;
         Box b;
-        if (std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf", &frame, &pts, &target, &b.x, &b.y, &b.w, &b.h) !=
-            7)
+        if (std::sscanf(line.c_str(), "%ld,%lf,%d,%lf,%lf,%lf,%lf", &frame, &pts, &target, &b.x, &b.y, &b.w, &b.h) != 7)
             break;
         EXPECT_EQ(frame, static_cast<long>(boxes.size()));
         boxes.push_back(b);
