@@ -152,8 +152,8 @@ private:
     float gradient_ = 0;           // weight of the gradient channel (0: off)
     float distractor_weight_ = 0;  // weight of the look-alike term (0: off)
     float lookalike_claim_ = 0;    // NCC at which a still look-alike claims its place (0: never)
-    // A look-alike counts when its hill reaches this in the ranking map and this share of the
-    // target's; it is matched for this many frames after it was last seen.
+    // A look-alike counts when its hill reaches this in the NCC map and this share of the
+    // target's; it is matched for this many frames after it was last noted.
     static constexpr float kLookalikeMin = 0.5f;
     static constexpr float kLookalikeShare = 0.75f;
     static constexpr long kLookalikeFrames = 50;
