@@ -8,13 +8,7 @@
 # first, skipped when built):
 #   bash scripts/bench/colour_nvdec.sh | tee $OUT/colour_nvdec.txt
 set -u
-STEPS=ffmpeg bash scripts/gpu_check.sh > /dev/null 2>&1
-export LD_LIBRARY_PATH=/tmp/ffmpeg/lib:$PWD/.gpu/lib:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:/usr/local/nvidia/lib64
-B=build/app/corrtrack
-if [ ! -s /tmp/pan.mp4 ]; then
-  sed -n '/^python3 - 300/,/^PY$/p' scripts/bench/cues_ab.sh > /tmp/mkpan.sh
-  bash /tmp/mkpan.sh
-fi
+. scripts/bench/gpu_host.sh
 SB=$(grep -v "^#" assets/sample.box)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 run() {  # label clip box extra...

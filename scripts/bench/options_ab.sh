@@ -7,13 +7,7 @@
 # Run on the GPU host from the repository root; it builds FFmpeg first (skipped when built).
 #   bash scripts/bench/options_ab.sh | tee $OUT/options_ab.txt
 set -u
-STEPS=ffmpeg bash scripts/gpu_check.sh > /dev/null 2>&1
-export LD_LIBRARY_PATH=/tmp/ffmpeg/lib:$PWD/.gpu/lib:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:/usr/local/nvidia/lib64
-B=build/app/corrtrack
-if [ ! -s /tmp/pan.mp4 ]; then
-  sed -n '/^python3 - 300/,/^PY$/p' scripts/bench/cues_ab.sh > /tmp/mkpan.sh
-  bash /tmp/mkpan.sh
-fi
+. scripts/bench/gpu_host.sh
 ls -la /tmp/pan.mp4
 run() {  # n extra...
   local n=$1; shift
