@@ -210,8 +210,8 @@ Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, c
                                     std::size_t request) const {
     Candidate c;
     const Planned& r = p;
-    c.cx = r.ox + (hit.peak.sub_x + templ_size_.width / 2.0) * r.scale;
-    c.cy = r.oy + (hit.peak.sub_y + templ_size_.height / 2.0) * r.scale;
+    c.cx = centre_x(r, hit.peak.sub_x);
+    c.cy = centre_y(r, hit.peak.sub_y);
     c.scale = r.scale;
     c.score = hit.peak.score;
     c.psr = hit.peak.psr;
@@ -225,8 +225,8 @@ Target::Candidate Target::candidate(const TrackerOptions& o, const Planned& p, c
     c.rival = hit.rival;
     c.rival_of = hit.rival_of;
     c.lookalike = hit.lookalike;
-    c.rival_cx = r.ox + (hit.rival_x + templ_size_.width / 2.0) * r.scale;
-    c.rival_cy = r.oy + (hit.rival_y + templ_size_.height / 2.0) * r.scale;
+    c.rival_cx = centre_x(r, hit.rival_x);
+    c.rival_cy = centre_y(r, hit.rival_y);
     return c;
 }
 
@@ -276,8 +276,7 @@ void Target::follow_lookalikes(const RankedPeak& centre, const Planned& p) {
     for (Lookalike& l : lookalikes_) {
         if (!lookalike_live(l)) continue;
         if (centre.lookalike_found[d] >= SearchRequest::kLookalikeFound) {
-            const double x = p.ox + (centre.lookalike_x[d] + templ_size_.width / 2.0) * p.scale;
-            const double y = p.oy + (centre.lookalike_y[d] + templ_size_.height / 2.0) * p.scale;
+            const double x = centre_x(p, centre.lookalike_x[d]), y = centre_y(p, centre.lookalike_y[d]);
             if (!(std::abs(x - best_.cx) < aw && std::abs(y - best_.cy) < ah)) {
                 l.cx = x;
                 l.cy = y;

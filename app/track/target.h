@@ -125,6 +125,11 @@ private:
     bool lookalike_live(const Lookalike& l) const;
     void note_lookalike(std::vector<SearchRequest>& patches, std::vector<int>& kinds);
     void follow_lookalikes(const RankedPeak& centre, const Planned& p);
+    // Where in the frame the template centre lies at position (map_x, map_y) of p's map.
+    double centre_x(const Planned& p, double map_x) const { return p.ox + (map_x + templ_size_.width / 2.0) * p.scale; }
+    double centre_y(const Planned& p, double map_y) const {
+        return p.oy + (map_y + templ_size_.height / 2.0) * p.scale;
+    }
     void add_request(SearchRequest& r, int templ, double cx, double cy, int step, double scale, Size patch,
                      double penalty);
     std::vector<const TemplateSlot*> searched_templates() const;
