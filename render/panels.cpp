@@ -138,13 +138,13 @@ void playback_panel(GuiModel& m, GuiActions& a) {
     ImGui::SameLine();
     if (ImGui::Checkbox("Vsync", &m.vsync)) a.vsync_changed = true;
 
-    ImGui::TextColored(kDimColor, "Keys: space  \u2190 \u2192  + \u2212  R  Q");
+    ImGui::TextColored(kDimColor, "Keys: space  Left Right  + -  R  Q");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "space  play / pause\n"
-            "\u2192  next frame (pauses)\n"
-            "\u2190  previous frame (files: re-opens and decodes up to it)\n"
-            "+ \u2212  double / halve the speed\n"
+            "Right  next frame (pauses)\n"
+            "Left   previous frame (files: re-opens and decodes up to it)\n"
+            "+ -    double / halve the speed\n"
             "R  reset: re-open the input, targets back on their start boxes\n"
             "Q  quit");
 }

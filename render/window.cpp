@@ -31,8 +31,9 @@ void setup_style(float font_px) {
     // Layout is fixed by the app; an imgui.ini in the working directory would only fight it.
     io.IniFilename = nullptr;
     const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";  // fonts-dejavu-core
-    // Latin-1 plus the arrows and minus sign the key help uses.
-    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2190, 0x2193, 0x2212, 0x2212, 0};
+    // Latin-1: every label is ASCII, so ImGui's own font (no DejaVu installed: the GPU host
+    // showed "?" for the key help's arrows) draws them all too.
+    static const ImWchar ranges[] = {0x0020, 0x00FF, 0};
     if (!std::filesystem::exists(font) || !io.Fonts->AddFontFromFileTTF(font, font_px, nullptr, ranges)) {
         ImFontConfig cfg;
         cfg.SizePixels = 13.0f;
