@@ -22,26 +22,32 @@ namespace {
 using namespace mma;  // NOLINT: the shared block pieces (mma_block.cuh, mma_box_sums.cuh)
 
 // Compile-time shape: R output rows per warp, W warps per block (block = 128 outputs x W * R
-// rows), A fragments as 4-byte loads (cuda_mma's measured best: R = 4, W = 8).
-template <int R_, int W_>
+// rows), A fragments as 4-byte loads (cuda_mma's measured best: R = 4, W = 8). H: the sum table
+// holds the block's rows in H parts, one after the other (1, or 2: half the table's shared
+// memory, so a 64x64 block fits four to an SM instead of three; the second half's sums are
+// built after the first half's epilogue, its warps keeping their accumulators meanwhile).
+template <int R_, int W_, int H_ = 1>
 struct FusedCfg {
     // Enumerators rather than static members: below sm_80 the kernel body compiles away and
     // unreferenced static members would warn.
-    enum : int { R = R_, W = W_, kThreads = kWarp * W_, kRows = R_ * W_, A32 = 1 };
+    enum : int { R = R_, W = W_, H = H_, kThreads = kWarp * W_, kRows = R_ * W_, kTableRows = R_ * W_ / H_, A32 = 1 };
 };
-using CfgFused = FusedCfg<4, 8>;    // cuda_mma_fused
-using CfgFusedW4 = FusedCfg<4, 4>;  // cuda_mma_fused_w4: 16-row blocks, less shared memory each
+using CfgFused = FusedCfg<4, 8>;       // cuda_mma_fused
+using CfgFusedW4 = FusedCfg<4, 4>;     // cuda_mma_fused_w4: 16-row blocks, less shared memory each
+using CfgFusedH2 = FusedCfg<4, 8, 2>;  // cuda_mma_fused_h2: the sum table in two halves
 
 // Bytes of the block's tile plus its sum table (the table starts right after the tile, whose
 // size is a multiple of 16).
 template <class Cfg>
 std::size_t fused_smem_bytes(int tw, int th) {
-    return tile_bytes(Cfg::R, tw, th, Cfg::W) + box_table_bytes(Cfg::kRows, tw);
+    return tile_bytes(Cfg::R, tw, th, Cfg::W) + box_table_bytes(Cfg::kTableRows, tw);
 }
 
 // One block of template bz's map: stage the tile, the box-sum phases (each followed by a
 // barrier), then warp w's R rows of numerators and their NCC. Rows past the map still take part
 // in the barriers. batch: the run's arguments (template 0's); prefix: the stack's statistics.
+// With the table in H parts, part h's phases run after part h - 1's epilogue (one more barrier
+// between), and a warp's epilogue waits for the part that holds its rows.
 template <class Cfg, class Ops>
 CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& batch, const BoxLayout& box, const TemplatePrefix* prefix,
                               std::uint8_t* smem, int tid, int bx, int by, int bz) {
@@ -63,16 +69,40 @@ CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& batch, const BoxLay
     uint2 carry = make_uint2(0u, 0u);
 #pragma unroll
     for (int phase = 0; phase < kBoxPhases; ++phase) {
-        box_phase<Cfg::kThreads, Cfg::kRows>(ops, phase, box, tile, sums, tid, carry);
+        box_phase<Cfg::kThreads, Cfg::kTableRows>(ops, phase, box, tile, sums, tid, carry);
         ops.sync();
     }
 
     const int warp = tid / kWarp, lane = tid % kWarp;
-    if (y0 + warp * Cfg::R >= a.out_h) return;  // no barrier follows
-    int acc[Cfg::R][4];
-    mma_accumulate<Cfg, true>(ops, a, tile, warp, lane, acc);
-    const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
-    fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, map, acc);
+    if constexpr (Cfg::H == 1) {
+        if (y0 + warp * Cfg::R >= a.out_h) return;  // no barrier follows
+        int acc[Cfg::R][4];
+        mma_accumulate<Cfg, true>(ops, a, tile, warp, lane, acc);
+        const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
+        fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, map, acc);
+    } else {
+        const bool in_map = y0 + warp * Cfg::R < a.out_h;
+        const int part = warp * Cfg::R / Cfg::kTableRows;
+        int acc[Cfg::R][4];
+        if (in_map) mma_accumulate<Cfg, true>(ops, a, tile, warp, lane, acc);
+#pragma unroll
+        for (int h = 0; h < Cfg::H; ++h) {
+            if (h > 0) {
+                ops.sync();  // part h - 1's epilogue has read the table
+#pragma unroll
+                for (int phase = 0; phase < kBoxPhases; ++phase) {
+                    box_phase<Cfg::kThreads, Cfg::kTableRows>(
+                        ops, phase, box, tile + h * Cfg::kTableRows * a.tile_pitch, sums, tid, carry);
+                    ops.sync();
+                }
+            }
+            if (in_map && part == h) {
+                const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
+                fused_epilogue<Cfg>(ops, box, sums, warp, lane, x0, y0, a.out_w, a.out_h, map, acc,
+                                    h * Cfg::kTableRows);
+            }
+        }
+    }
 }
 
 // gridDim.z = the templates of a batch (1 for one template).
@@ -84,6 +114,27 @@ static __global__ void __launch_bounds__(Cfg::kThreads)
     fused_block<Cfg>(ops, a, box, prefix, fused_smem, static_cast<int>(threadIdx.x), static_cast<int>(blockIdx.x),
                      static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
 #endif
+}
+
+// The same with the registers capped for four blocks of 256 threads an SM (64 a thread): what
+// the halved table's shared memory allows. A separate kernel: a second __launch_bounds__
+// argument, even 1, costs the one-part shapes registers (sm_90: 58 -> 71 for _w4).
+template <class Cfg>
+static __global__ void __launch_bounds__(Cfg::kThreads, 4)
+    corr_mma_fused_four_kernel(MmaArgs a, BoxLayout box, const TemplatePrefix* __restrict__ prefix, FusedOps ops) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    extern __shared__ __align__(16) std::uint8_t fused_smem[];
+    fused_block<Cfg>(ops, a, box, prefix, fused_smem, static_cast<int>(threadIdx.x), static_cast<int>(blockIdx.x),
+                     static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
+#endif
+}
+
+template <class Cfg>
+constexpr auto fused_kernel() {
+    if constexpr (Cfg::H == 1)
+        return corr_mma_fused_kernel<Cfg>;
+    else
+        return corr_mma_fused_four_kernel<Cfg>;
 }
 
 // B fragments of the whole stack as one template of th * templates rows.
@@ -125,18 +176,18 @@ public:
         const int tw = p.templ.width, th = p.templ.height;
         MmaArgs a = mma_args(frame, p, kblocks_, bfrag_.get(), Cfg::R, Cfg::W);
         a.kblock_rows = upload_.height();  // th * p.templates (jpdc_check_run)
-        const BoxLayout box = box_layout(tw, th, a.tile_pitch, Cfg::kThreads / Cfg::kRows);
+        const BoxLayout box = box_layout(tw, th, a.tile_pitch, Cfg::kThreads / Cfg::kTableRows);
         const FusedOps ops{{}, out.data, out.pitch};
         const std::size_t smem = fused_smem_bytes<Cfg>(tw, th);
         // Raised to the device's limit once: every instance asks for the same value, so none
         // can lower it under another.
         if (smem > kDefaultSmem && !smem_raised_) {
-            CORRTRACK_CUDA(cudaFuncSetAttribute(corr_mma_fused_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            CORRTRACK_CUDA(cudaFuncSetAttribute(fused_kernel<Cfg>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 device_.smem_optin));
             smem_raised_ = true;
         }
         const dim3 grid(div_up(o.width, kTileOutputs), div_up(o.height, Cfg::kRows), p.templates);
-        corr_mma_fused_kernel<Cfg><<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(a, box, prefix_.get(), ops);
+        fused_kernel<Cfg>()<<<grid, Cfg::kThreads, smem, as_cuda(stream)>>>(a, box, prefix_.get(), ops);
         CORRTRACK_CUDA_LAUNCHED();
         ran_.note(p);
     }
@@ -161,6 +212,10 @@ std::unique_ptr<Correlator> make_cuda_mma_fused() {
 
 std::unique_ptr<Correlator> make_cuda_mma_fused_w4() {
     return std::make_unique<CudaMmaFused<CfgFusedW4>>(registry_info("cuda_mma_fused_w4"));
+}
+
+std::unique_ptr<Correlator> make_cuda_mma_fused_h2() {
+    return std::make_unique<CudaMmaFused<CfgFusedH2>>(registry_info("cuda_mma_fused_h2"));
 }
 
 }  // namespace corrtrack

@@ -52,6 +52,7 @@ std::unique_ptr<Correlator> make_cuda_mma_variant(std::string_view tag);
 std::unique_ptr<Correlator> make_cuda_mma_fused();
 // cuda_mma_fused with 4 warps (16 output rows) per block instead of 8, for the bench.
 std::unique_ptr<Correlator> make_cuda_mma_fused_w4();
+std::unique_ptr<Correlator> make_cuda_mma_fused_h2();
 // cuda_mma_fused's block with the numerator on Hopper's wgmma (corr_wgmma.cu, NOTES_wgmma.md):
 // compute capability 9.0 and a build with sm_90a code (cuda_wgmma_available).
 std::unique_ptr<Correlator> make_cuda_wgmma();

@@ -175,14 +175,17 @@ CORRTRACK_HD FusedMap fused_map(TemplateSums t, int k, int tw, int th, int out_h
 // SI, SII = entry (r, x + tw) - entry (r, x). c = 2h and 2h + 1 are the outputs x, x + 1 (x
 // even): their left entries are one 16-byte load, their right ones too when tw is even (the 32
 // lanes then read 64 consecutive entries per load: 4 wavefronts for 2 outputs each).
+// `first_row`: the block output row the table's row 0 holds (a table of half the rows serves
+// each half of the block in turn: cuda_mma_fused_h2).
 template <class Cfg, class Ops>
 CORRTRACK_HD void fused_epilogue(const Ops& ops, const BoxLayout& L, const uint2* sums, int warp, int lane, int x0,
-                                 int y0, int out_w, int out_h, const FusedMap& map, const int (&acc)[Cfg::R][4]) {
+                                 int y0, int out_w, int out_h, const FusedMap& map, const int (&acc)[Cfg::R][4],
+                                 int first_row = 0) {
 #pragma unroll
     for (int i = 0; i < Cfg::R; ++i) {
         const int r = warp * Cfg::R + i;
         if (y0 + r >= out_h) continue;
-        const uint2* row = sums + r * L.pitch;
+        const uint2* row = sums + (r - first_row) * L.pitch;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int x = c_fragment_column(lane, 2 * h);

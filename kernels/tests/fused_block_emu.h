@@ -32,9 +32,9 @@ namespace fused_emu {
 using namespace mma;  // NOLINT
 
 // The kernel's shapes (FusedCfg in corr_mma_fused.cu).
-template <int R_, int W_>
+template <int R_, int W_, int H_ = 1>
 struct Shape {
-    enum : int { R = R_, W = W_, kThreads = kWarp * W_, kRows = R_ * W_, A32 = 1 };
+    enum : int { R = R_, W = W_, H = H_, kThreads = kWarp * W_, kRows = R_ * W_, kTableRows = R_ * W_ / H_, A32 = 1 };
 };
 
 struct Case {
@@ -368,7 +368,7 @@ inline Prepared prepare(const Case& c, std::uint32_t seed) {
 // Every block of the run, each as fused_block runs it, then every output checked.
 template <class Cfg>
 void check_shape(const Case& c, const Prepared& pr) {
-    SCOPED_TRACE("shape R" + std::to_string(Cfg::R) + " W" + std::to_string(Cfg::W));
+    SCOPED_TRACE("shape R" + std::to_string(Cfg::R) + " W" + std::to_string(Cfg::W) + " H" + std::to_string(Cfg::H));
     const int out_w = pr.out_w, out_h = pr.out_h;
     // The arguments as CudaMmaFused::run builds them.
     const NccProblem problem{{c.frame_w, c.frame_h}, {c.tw, c.th}, c.roi, c.templates, c.step};
@@ -377,14 +377,15 @@ void check_shape(const Case& c, const Prepared& pr) {
     const int kblocks = k_blocks(c.tw);
     MmaArgs batch = mma_args(frame_view, problem, kblocks, pr.bfrag.data(), Cfg::R, Cfg::W);
     batch.kblock_rows = c.th * c.templates;
-    const BoxLayout box = box_layout(c.tw, c.th, batch.tile_pitch, Cfg::kThreads / Cfg::kRows);
+    const BoxLayout box = box_layout(c.tw, c.th, batch.tile_pitch, Cfg::kThreads / Cfg::kTableRows);
     ASSERT_GE(batch.tile_pitch, kTileOutputs - 1 + c.tw);  // the tile holds every column a window reads
-    ASSERT_EQ(box_table_bytes(Cfg::kRows, c.tw), static_cast<std::size_t>(Cfg::kRows) * box.pitch * sizeof(uint2));
+    ASSERT_EQ(box_table_bytes(Cfg::kTableRows, c.tw),
+              static_cast<std::size_t>(Cfg::kTableRows) * box.pitch * sizeof(uint2));
 
     std::vector<std::string> errors;
     std::vector<Stored> stored(pr.direct.size(), Stored{0, 0, 0, {0, 0, 0}, 0});
     std::vector<std::uint8_t> tile(static_cast<std::size_t>(batch.tile_pitch) * batch.tile_rows);
-    const std::size_t table = static_cast<std::size_t>(Cfg::kRows) * box.pitch;
+    const std::size_t table = static_cast<std::size_t>(Cfg::kTableRows) * box.pitch;
     std::vector<uint2> sums(table);
     CheckOps ops;
     ops.frame = pr.frame;
@@ -406,7 +407,7 @@ void check_shape(const Case& c, const Prepared& pr) {
 
     const int grid_x = div_up(out_w, kTileOutputs), grid_y = div_up(out_h, Cfg::kRows);
     std::vector<MmaCall> calls[kWarp];
-    int acc[kWarp][Cfg::R][4];
+    int acc[Cfg::W][kWarp][Cfg::R][4];  // every warp's, lane by lane
     for (int bz = 0; bz < c.templates; ++bz)
         for (int by = 0; by < grid_y; ++by)
             for (int bx = 0; bx < grid_x; ++bx) {
@@ -437,30 +438,49 @@ void check_shape(const Case& c, const Prepared& pr) {
                 ASSERT_LT(ops.slot, a.tile_pitch);  // in row 0
                 *slot = tsums;
                 std::vector<uint2> carry(Cfg::kThreads, make_uint2(0u, 0u));
-                for (int phase = 0; phase < kBoxPhases; ++phase) {
-                    ops.phase = phase;
-                    for (int tid = 0; tid < Cfg::kThreads; ++tid) {
-                        ops.tid = tid;
-                        box_phase<Cfg::kThreads, Cfg::kRows>(ops, phase, box, tile.data(), sums.data(), tid,
-                                                             carry[tid]);
+                // Part h of the table (its kTableRows block rows): every thread's box phases over
+                // the tile from row h * kTableRows, each phase a barrier apart, with the shadow
+                // state afresh (an entry this part does not write reads as unwritten).
+                const auto build_part = [&](int h) {
+                    ops.writer.assign(table, -1);
+                    ops.reader.assign(table, -1);
+                    for (int phase = 0; phase < kBoxPhases; ++phase) {
+                        ops.phase = h * (kBoxPhases + 1) + phase;
+                        for (int tid = 0; tid < Cfg::kThreads; ++tid) {
+                            ops.tid = tid;
+                            box_phase<Cfg::kThreads, Cfg::kTableRows>(ops, phase, box,
+                                                                      tile.data() + h * Cfg::kTableRows * a.tile_pitch,
+                                                                      sums.data(), tid, carry[tid]);
+                        }
                     }
-                }
+                };
+                build_part(0);
                 ops.phase = kBoxPhases;
+                // The mma loop of every warp in the map (it has no barrier), then per part its
+                // sums and the epilogue of the warps whose rows it holds (the kernel's early
+                // return, or with parts its in_map flag).
                 for (int warp = 0; warp < Cfg::W; ++warp) {
-                    if (y0 + warp * Cfg::R >= a.out_h) continue;  // the kernel's early return
+                    if (y0 + warp * Cfg::R >= a.out_h) continue;
                     for (int lane = 0; lane < kWarp; ++lane) {
                         ops.tid = warp * kWarp + lane;
                         calls[lane].clear();
                         ops.calls = &calls[lane];
-                        ops.acc_base = &acc[lane][0][0];
-                        mma_accumulate<Cfg, true>(ops, a, tile.data(), warp, lane, acc[lane]);
+                        ops.acc_base = &acc[warp][lane][0][0];
+                        mma_accumulate<Cfg, true>(ops, a, tile.data(), warp, lane, acc[warp][lane]);
                     }
-                    warp_mma<Cfg::R>(calls, acc, static_cast<long long>(c.tw) * c.th <= kMaxTemplateArea, errors);
-                    const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
-                    for (int lane = 0; lane < kWarp; ++lane) {
-                        ops.tid = warp * kWarp + lane;
-                        fused_epilogue<Cfg>(ops, box, sums.data(), warp, lane, x0, y0, a.out_w, a.out_h, map,
-                                            acc[lane]);
+                    warp_mma<Cfg::R>(calls, acc[warp], static_cast<long long>(c.tw) * c.th <= kMaxTemplateArea, errors);
+                }
+                for (int h = 0; h < Cfg::H; ++h) {
+                    if (h > 0) build_part(h);
+                    ops.phase = h * (kBoxPhases + 1) + kBoxPhases;
+                    for (int warp = 0; warp < Cfg::W; ++warp) {
+                        if (y0 + warp * Cfg::R >= a.out_h || warp * Cfg::R / Cfg::kTableRows != h) continue;
+                        const FusedMap map = fused_map(*slot, bz, box.tw, a.th, a.out_h);
+                        for (int lane = 0; lane < kWarp; ++lane) {
+                            ops.tid = warp * kWarp + lane;
+                            fused_epilogue<Cfg>(ops, box, sums.data(), warp, lane, x0, y0, a.out_w, a.out_h, map,
+                                                acc[warp][lane], h * Cfg::kTableRows);
+                        }
                     }
                 }
                 ASSERT_TRUE(errors.empty()) << "block " << bx << "," << by << "," << bz << ": " << errors[0]

@@ -54,8 +54,9 @@ std::vector<Case> cases() {
     return v;
 }
 
-// cuda_mma_fused's shape (32 rows), cuda_mma_fused_w4's (16 rows), and 8 rows per warp (4 scan
-// segments a row instead of 8), so the scan holds for any shape the mma code supports.
+// cuda_mma_fused's shape (32 rows), cuda_mma_fused_w4's (16 rows), 8 rows per warp (4 scan
+// segments a row instead of 8), so the scan holds for any shape the mma code supports, and
+// cuda_mma_fused_h2's (32 rows, the table in two parts of 16 built one after the other).
 TEST(MmaBoxSums, EveryOutputExact) {
     std::uint32_t seed = 11;
     int checked = 0;
@@ -69,9 +70,10 @@ TEST(MmaBoxSums, EveryOutputExact) {
         check_shape<Shape<4, 8>>(c, pr);
         check_shape<Shape<4, 4>>(c, pr);
         check_shape<Shape<8, 4>>(c, pr);
-        checked += 3;
+        check_shape<Shape<4, 8, 2>>(c, pr);
+        checked += 4;
     }
-    EXPECT_EQ(checked, 3 * static_cast<int>(cases().size()));
+    EXPECT_EQ(checked, 4 * static_cast<int>(cases().size()));
 }
 
 // The scan's layout promise (box_scan_thread): in every phase-2/4 step the 16 lanes of each
@@ -80,12 +82,12 @@ template <class Cfg>
 int scan_conflicts() {
     int conflicts = 0;
     for (int tw = 1; tw <= 256; ++tw) {
-        const BoxLayout box = box_layout(tw, 1, 0, Cfg::kThreads / Cfg::kRows);
+        const BoxLayout box = box_layout(tw, 1, 0, Cfg::kThreads / Cfg::kTableRows);
         for (int half = 0; half < Cfg::kThreads / 16; ++half) {
             unsigned used = 0;
             for (int lane = 0; lane < 16; ++lane) {
                 int r = 0, k = 0;
-                box_scan_thread<Cfg::kThreads, Cfg::kRows>(16 * half + lane, r, k);
+                box_scan_thread<Cfg::kThreads, Cfg::kTableRows>(16 * half + lane, r, k);
                 if (k * box.seg_len >= box.entries) continue;  // an idle (empty) segment
                 const unsigned bank_pair = 1u << ((r * box.pitch + k * box.seg_len) % 16);
                 if (used & bank_pair) ++conflicts;
@@ -100,6 +102,7 @@ TEST(MmaBoxSums, ScanLanesHitDistinctBankPairs) {
     EXPECT_EQ((scan_conflicts<Shape<4, 8>>()), 0);
     EXPECT_EQ((scan_conflicts<Shape<4, 4>>()), 0);
     EXPECT_EQ((scan_conflicts<Shape<8, 4>>()), 0);
+    EXPECT_EQ((scan_conflicts<Shape<4, 8, 2>>()), 0);
 }
 
 // The emulator's PTX fragment tables: every element of A (16 x 32), B (32 x 8) and C (16 x 8)
@@ -117,17 +120,22 @@ TEST(MmaBoxSums, FragmentTablesCoverEachElementOnce) {
 }
 
 // Every thread of the block gets a distinct (row, segment) of the scan.
-TEST(MmaBoxSums, ScanThreadsCoverRowsAndSegmentsOnce) {
-    using Cfg = Shape<4, 8>;
+template <class Cfg>
+void expect_scan_threads_cover_once() {
     std::vector<int> seen(Cfg::kThreads, 0);
     for (int tid = 0; tid < Cfg::kThreads; ++tid) {
         int r = 0, k = 0;
-        box_scan_thread<Cfg::kThreads, Cfg::kRows>(tid, r, k);
-        ASSERT_LT(r, Cfg::kRows);
-        ASSERT_LT(k, Cfg::kThreads / Cfg::kRows);
-        ++seen[k * Cfg::kRows + r];
+        box_scan_thread<Cfg::kThreads, Cfg::kTableRows>(tid, r, k);
+        ASSERT_LT(r, Cfg::kTableRows);
+        ASSERT_LT(k, Cfg::kThreads / Cfg::kTableRows);
+        ++seen[k * Cfg::kTableRows + r];
     }
     for (int n : seen) EXPECT_EQ(n, 1);
+}
+
+TEST(MmaBoxSums, ScanThreadsCoverRowsAndSegmentsOnce) {
+    expect_scan_threads_cover_once<Shape<4, 8>>();
+    expect_scan_threads_cover_once<Shape<4, 8, 2>>();
 }
 
 }  // namespace

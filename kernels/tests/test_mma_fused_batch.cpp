@@ -58,9 +58,10 @@ TEST(MmaFusedBatch, EveryOutputOfEveryMapExact) {
         check_shape<Shape<4, 8>>(c, pr);
         check_shape<Shape<4, 4>>(c, pr);
         check_shape<Shape<8, 4>>(c, pr);
-        checked += 3;
+        check_shape<Shape<4, 8, 2>>(c, pr);
+        checked += 4;
     }
-    EXPECT_EQ(checked, 3 * static_cast<int>(batch_cases().size()));
+    EXPECT_EQ(checked, 4 * static_cast<int>(batch_cases().size()));
 }
 
 // The flat template's map is exactly 0 and its neighbours' are not all 0: the statistics are

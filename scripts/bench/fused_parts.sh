@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# cuda_mma_fused_h2 (the sum table in two parts of 16 rows, four blocks an SM at 64x64)
+# against cuda_mma_fused on a GPU: the kernel sweep of both against cpu_ref, racecheck and
+# memcheck on _h2's sweep cases (its extra barriers), and the bench at 1080p 16/32/64/128, 4K
+# 64x64 and the tracker's batch of 768 40x40 windows. Sources scripts/bench/lib.sh (on the GPU
+# host it builds FFmpeg and unpacks the carried build first).
+#
+#   E=/tmp/parts bash scripts/bench/fused_parts.sh      # $OUT/fused_parts.tar.gz with $OUT set
+E=${E:-/tmp/fused_parts}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+sweep="$bench_root/build/tests/test_kernel_sweep"
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+t parts_sweep 150 "$sweep" --gtest_filter='*KernelSweep*cuda_mma_fused*'
+t parts_racecheck 150 "$san" --tool racecheck "$sweep" --gtest_filter='*KernelSweep*cuda_mma_fused_h2*'
+t parts_memcheck 120 "$san" --tool memcheck "$sweep" --gtest_filter='*KernelSweep*cuda_mma_fused_h2*'
+k=cuda_mma_fused,cuda_mma_fused_h2
+here="$(dirname "${BASH_SOURCE[0]}")"
+BENCH_KEEP=1 bash "$here/kernels.sh" fused_1080p 100 --kernels "$k" --sizes 1920x1080 --templates 16,32,64,128 \
+  --modes full --runs 30 --ratio-to cuda_mma_fused >/dev/null
+BENCH_KEEP=1 bash "$here/kernels.sh" fused_4k 100 --kernels "$k" --sizes 3840x2160 --templates 64 --modes full \
+  --runs 30 --ratio-to cuda_mma_fused >/dev/null
+BENCH_KEEP=1 bash "$here/kernels.sh" fused_batch768 100 --kernels "$k" --sizes 1920x1080 --templates 40 \
+  --modes window --batch 768 --runs 20 --ratio-to cuda_mma_fused >/dev/null
+cat "$E/summary.txt"
+finish fused_parts
