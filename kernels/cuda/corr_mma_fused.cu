@@ -105,15 +105,22 @@ CORRTRACK_HD void fused_block(const Ops& ops, const MmaArgs& batch, const BoxLay
     }
 }
 
-// gridDim.z = the templates of a batch (1 for one template).
+// A kernel's body: this thread's part of block (x, y, z) of the grid. gridDim.z = the templates
+// of a batch (1 for one template).
 template <class Cfg>
-static __global__ void __launch_bounds__(Cfg::kThreads)
-    corr_mma_fused_kernel(MmaArgs a, BoxLayout box, const TemplatePrefix* __restrict__ prefix, FusedOps ops) {
+static __device__ __forceinline__ void fused_kernel_body(const MmaArgs& a, const BoxLayout& box,
+                                                         const TemplatePrefix* prefix, const FusedOps& ops) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     extern __shared__ __align__(16) std::uint8_t fused_smem[];
     fused_block<Cfg>(ops, a, box, prefix, fused_smem, static_cast<int>(threadIdx.x), static_cast<int>(blockIdx.x),
                      static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
 #endif
+}
+
+template <class Cfg>
+static __global__ void __launch_bounds__(Cfg::kThreads)
+    corr_mma_fused_kernel(MmaArgs a, BoxLayout box, const TemplatePrefix* __restrict__ prefix, FusedOps ops) {
+    fused_kernel_body<Cfg>(a, box, prefix, ops);
 }
 
 // The same with the registers capped for four blocks of 256 threads an SM (64 a thread): what
@@ -122,11 +129,7 @@ static __global__ void __launch_bounds__(Cfg::kThreads)
 template <class Cfg>
 static __global__ void __launch_bounds__(Cfg::kThreads, 4)
     corr_mma_fused_four_kernel(MmaArgs a, BoxLayout box, const TemplatePrefix* __restrict__ prefix, FusedOps ops) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    extern __shared__ __align__(16) std::uint8_t fused_smem[];
-    fused_block<Cfg>(ops, a, box, prefix, fused_smem, static_cast<int>(threadIdx.x), static_cast<int>(blockIdx.x),
-                     static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
-#endif
+    fused_kernel_body<Cfg>(a, box, prefix, ops);
 }
 
 template <class Cfg>
