@@ -4,11 +4,14 @@
 # so that it tracks a colour source as the CPU does. This times one target on NVDEC with the
 # defaults against --colour 0 (no download), on the bundled sample (colour, 768x576) and the
 # 1080p panning texture of scripts/bench/cues_ab.sh, and checks the sample's last box on NVDEC
-# against software decoding. Run on the GPU host from the repository root (FFmpeg is built
-# first, skipped when built):
+# against software decoding. Run on the GPU host from the repository root; it sources
+# scripts/bench/lib.sh (FFmpeg, the library path, the clip):
 #   bash scripts/bench/colour_nvdec.sh | tee $OUT/colour_nvdec.txt
 set -u
-. scripts/bench/gpu_host.sh
+E=${E:-/tmp/colour_nvdec}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+B=$CORRTRACK
+pan=$(pan_clip 300)
 SB=$(grep -v "^#" assets/sample.box)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 run() {  # label clip box extra...
@@ -20,8 +23,8 @@ run() {  # label clip box extra...
 for rep in 1 2; do
   run "sample_nvdec_$rep" assets/sample.mp4 "$SB" --decode nvdec
   run "sample_nvdec_colour0_$rep" assets/sample.mp4 "$SB" --decode nvdec --colour 0
-  run "pan_nvdec_$rep" /tmp/pan.mp4 900,500,40,40 --decode nvdec
-  run "pan_nvdec_colour0_$rep" /tmp/pan.mp4 900,500,40,40 --decode nvdec --colour 0
+  run "pan_nvdec_$rep" "$pan" 900,500,40,40 --decode nvdec
+  run "pan_nvdec_colour0_$rep" "$pan" 900,500,40,40 --decode nvdec --colour 0
 done
 run sample_sw assets/sample.mp4 "$SB" --decode sw
 run sample_cpu assets/sample.mp4 "$SB" --kernel cpu_fast

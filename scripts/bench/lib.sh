@@ -18,6 +18,8 @@
 #   sway_clip [FRAMES]        prints the path of the 1080p H.264 clip of a random texture
 #                             swaying up to 8 px a frame (session 18's; FRAMES 600, or 300),
 #                             making it first (NumPy, OpenCV and the built FFmpeg)
+#   pan_clip [FRAMES]         prints the path of the 1080p clip of a texture panning 3 px a frame
+#                             (cues_ab.sh's, 300 frames by default), making it first
 #   testsrc_clip SECONDS      prints the path of a 1080p30 testsrc2 H.264 clip, making it first
 #   grid_boxes N [X Y W H]    N `--box` arguments of 40x40 on a grid of up to 32 columns over
 #                             the rectangle (default 220 140 1440 760: the part of the sway
@@ -72,6 +74,27 @@ tex = cv2.add(tex, rng.integers(0, 24, tex.shape, dtype=np.uint8))
 for t in range(int(sys.argv[1])):
     x = int(round(240 + 200 * np.sin(2 * np.pi * t / 150)))
     y = int(round(160 + 120 * np.sin(2 * np.pi * t / 200)))
+    sys.stdout.buffer.write(np.ascontiguousarray(tex[y:y + 1080, x:x + 1920]).tobytes())
+PY
+  echo "$clip"
+}
+
+pan_clip() {  # [FRAMES]: cues_ab.sh's and crowd.sh's random texture panning 3 px a frame across
+  # and 1 down, turning back after 200 frames (/tmp/pan.mp4 for 300 frames, as cues_ab.sh names it)
+  local frames=${1:-300} clip
+  clip=/tmp/pan_$frames.mp4
+  [ "$frames" = 300 ] && clip=/tmp/pan.mp4
+  [ -s "$clip" ] || python3 - "$frames" <<'PY' | timeout 120 "$FFMPEG" -nostdin -v error -y -f rawvideo -pix_fmt gray -s 1920x1080 -r 30 -i - -c:v libx264 -preset veryfast -pix_fmt yuv420p "$clip"
+import sys
+import numpy as np
+rng = np.random.default_rng(5)
+small = rng.integers(0, 256, (360, 680)).astype(np.float32)
+tex = np.repeat(np.repeat(small, 4, 0), 4, 1)
+tex = (tex[:-2, :-2] + tex[1:-1, 1:-1] + tex[2:, 2:]) / 3
+tex = tex.astype(np.uint8)
+for t in range(int(sys.argv[1])):
+    k = t % 400 if t % 400 < 200 else 400 - t % 400
+    x, y = 3 * k, k
     sys.stdout.buffer.write(np.ascontiguousarray(tex[y:y + 1080, x:x + 1920]).tobytes())
 PY
   echo "$clip"
