@@ -8,13 +8,12 @@
 #   E=/tmp/parts bash scripts/bench/fused_parts.sh      # $OUT/fused_parts.tar.gz with $OUT set
 E=${E:-/tmp/fused_parts}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-sweep="$bench_root/build/tests/test_kernel_sweep"
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-t parts_sweep 150 "$sweep" --gtest_filter='*KernelSweep*cuda_mma_fused*'
-t parts_racecheck 150 "$san" --tool racecheck "$sweep" --gtest_filter='*KernelSweep*cuda_mma_fused_h2*'
-t parts_memcheck 120 "$san" --tool memcheck "$sweep" --gtest_filter='*KernelSweep*cuda_mma_fused_h2*'
-k=cuda_mma_fused,cuda_mma_fused_h2
 here="$(dirname "${BASH_SOURCE[0]}")"
+# (h100_2026-12-05g call 2 ran these as parts_sweep / parts_racecheck / parts_memcheck.)
+BENCH_KEEP=1 LIMIT=150 TESTS="kernel_sweep@*KernelSweep*cuda_mma_fused*" \
+  SANITIZE="racecheck@kernel_sweep@*KernelSweep*cuda_mma_fused_h2* memcheck@kernel_sweep@*KernelSweep*cuda_mma_fused_h2*" \
+  bash "$here/gpu_tests.sh" >/dev/null
+k=cuda_mma_fused,cuda_mma_fused_h2
 BENCH_KEEP=1 bash "$here/kernels.sh" fused_1080p 100 --kernels "$k" --sizes 1920x1080 --templates 16,32,64,128 \
   --modes full --runs 30 --ratio-to cuda_mma_fused >/dev/null
 BENCH_KEEP=1 bash "$here/kernels.sh" fused_4k 100 --kernels "$k" --sizes 3840x2160 --templates 64 --modes full \
