@@ -3,7 +3,7 @@
 # has each NVDEC frame's luma and chroma brought to the host (FrameSession::with_host_colour),
 # so that it tracks a colour source as the CPU does. This times one target on NVDEC with the
 # defaults against --colour 0 (no download), on the bundled sample (colour, 768x576) and the
-# 1080p panning texture of scripts/bench/cues_ab.sh, and checks the sample's last box on NVDEC
+# 1080p panning texture of lib.sh's pan_clip, and checks the sample's last box on NVDEC
 # against software decoding. Run on the GPU host from the repository root; it sources
 # scripts/bench/lib.sh (FFmpeg, the library path, the clip):
 #   bash scripts/bench/colour_nvdec.sh | tee $OUT/colour_nvdec.txt

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Which tracker option costs the GPU path its rate (issue 30): `corrtrack track` on the 1080p
-# texture panning 3 px a frame that scripts/bench/cues_ab.sh makes, NVDEC, kernel auto, with
+# texture panning 3 px a frame (lib.sh's pan_clip), NVDEC, kernel auto, with
 # 256 and with 1 boxes of 40x40, the defaults twice against the cues off, then each option off
 # alone (--filter 0, --colour 0, --distractor-weight 0, --colour-extent 0),
 # CORRTRACK_GPU_SEARCH_STATS=1.
