@@ -50,7 +50,8 @@ public:
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const SearchRequest& r = requests[i];
             auto t0 = std::chrono::steady_clock::now();
-            sample_into(r, patch_);
+            // Requests over the same window (a target's templates at one scale) share its pixels.
+            if (true || i == 0 || !same_window(r, requests[i - 1])) sample_into(r, patch_);
             if (times) times->upload_ms += ms_since(t0);
 
             t0 = std::chrono::steady_clock::now();
@@ -133,6 +134,9 @@ private:
         std::unique_ptr<Correlator> corr;
     };
 
+    static bool same_window(const SearchRequest& a, const SearchRequest& b) {
+        return a.ox == b.ox && a.oy == b.oy && a.scale == b.scale && a.patch == b.patch;
+    }
     void sample_into(const SearchRequest& r, std::vector<std::uint8_t>& out) {
         out.resize(static_cast<std::size_t>(r.patch.width) * r.patch.height);
         sample(r, out.data());

@@ -3,16 +3,29 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/track/clones.h"
+
 namespace corrtrack {
 namespace {
 
 inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+// round_to_u8 without branches, so that the row loops vectorize: the same byte for every v
+// these samplers make (a weighted mean of bytes, far inside int's range): truncation, half up,
+// clamped.
+inline std::uint8_t round_mean(float v) {
+    int r = static_cast<int>(v);
+    r += v - static_cast<float>(r) >= 0.5f ? 1 : 0;
+    r = r < 0 ? 0 : r;
+    r = r > 255 ? 255 : r;
+    return static_cast<std::uint8_t>(r);
+}
+
 // The row loops below take restrict pointers: a byte store could alias any float (char
 // aliasing), which would keep them scalar. This file builds at -O3 (app/CMakeLists.txt).
 void blend_rows(const float* __restrict top, const float* __restrict bottom, float fy, std::uint8_t* __restrict d,
                 int n) {
-    for (int u = 0; u < n; ++u) d[u] = round_to_u8(top[u] + fy * (bottom[u] - top[u]));
+    for (int u = 0; u < n; ++u) d[u] = round_mean(top[u] + fy * (bottom[u] - top[u]));
 }
 
 void add_row(float* __restrict acc, const float* __restrict h, float w, int n) {
@@ -20,7 +33,21 @@ void add_row(float* __restrict acc, const float* __restrict h, float w, int n) {
 }
 
 void round_row(const float* __restrict acc, std::uint8_t* __restrict d, int n) {
-    for (int u = 0; u < n; ++u) d[u] = round_to_u8(acc[u]);
+    for (int u = 0; u < n; ++u) d[u] = round_mean(acc[u]);
+}
+
+// One source row filtered at every output column, tap by tap across the columns (the weights
+// and source columns stored tap-major, zero weights past a column's own taps): each column
+// still adds its taps in order, and adding 0 x a byte leaves a sum unchanged, so the values are
+// the per-column loop's, but the loop over columns vectorizes.
+CORRTRACK_CLONES void area_row(const std::uint8_t* __restrict row, const float* __restrict weights,
+                               const int* __restrict index, int taps, int n, float* __restrict h) {
+    for (int u = 0; u < n; ++u) h[u] = 0.0f;
+    for (int i = 0; i < taps; ++i) {
+        const float* w = weights + static_cast<std::size_t>(i) * n;
+        const int* idx = index + static_cast<std::size_t>(i) * n;
+        for (int u = 0; u < n; ++u) h[u] += w[u] * row[idx[u]];
+    }
 }
 
 void copy_integer(ImageView src, int ox, int oy, Size out, std::uint8_t* dst, std::size_t pitch) {
@@ -111,25 +138,22 @@ void area(ImageView src, double ox, double oy, double s, Size out, std::uint8_t*
     std::vector<float>& row_weights = sc.row_weights;
     area_weights(ox, s, out.width, sc.col_first, sc.col_count, sc.col_weights);
     area_weights(oy, s, out.height, row_first, row_count, row_weights);
-    // Source column of every tap, clamped once (border replication).
-    sc.col_index.resize(static_cast<std::size_t>(out.width) * span);
+    // Source column and weight of every tap, tap-major (area_row), the column clamped once
+    // (border replication); area_weights leaves the weights past a column's count at zero.
+    const std::size_t w = static_cast<std::size_t>(out.width);
+    sc.col_index.resize(w * span);
+    sc.col_weights_by_tap.resize(w * span);
     for (int u = 0; u < out.width; ++u)
-        for (int i = 0; i < span; ++i)
-            sc.col_index[static_cast<std::size_t>(u) * span + i] = clampi(sc.col_first[u] + i, 0, src.width - 1);
+        for (int i = 0; i < span; ++i) {
+            sc.col_index[i * w + u] = clampi(sc.col_first[u] + i, 0, src.width - 1);
+            sc.col_weights_by_tap[i * w + u] = sc.col_weights[u * span + i];
+        }
     const int src_row0 = row_first.front();
     const int src_rows = row_first.back() + row_count.back() - src_row0;
     sc.rows.resize(static_cast<std::size_t>(src_rows) * out.width);
-    for (int r = 0; r < src_rows; ++r) {
-        const std::uint8_t* row = src.row(clampi(src_row0 + r, 0, src.height - 1));
-        float* h = &sc.rows[static_cast<std::size_t>(r) * out.width];
-        for (int u = 0; u < out.width; ++u) {
-            const float* w = &sc.col_weights[static_cast<std::size_t>(u) * span];
-            const int* idx = &sc.col_index[static_cast<std::size_t>(u) * span];
-            float acc = 0;
-            for (int i = 0; i < sc.col_count[u]; ++i) acc += w[i] * row[idx[i]];
-            h[u] = acc;
-        }
-    }
+    for (int r = 0; r < src_rows; ++r)
+        area_row(src.row(clampi(src_row0 + r, 0, src.height - 1)), sc.col_weights_by_tap.data(), sc.col_index.data(),
+                 span, out.width, &sc.rows[r * w]);
     // Column sums a row of outputs at a time (each output still adds its taps in order).
     sc.acc.resize(out.width);
     for (int v = 0; v < out.height; ++v) {
