@@ -18,3 +18,11 @@
 #else
 #define CORRTRACK_CLONES __attribute__((noinline))
 #endif
+
+// Hand-written AVX2 paths (intrinsics in a target("avx2") function, picked at run time with
+// __builtin_cpu_supports): for loops the compiler will not vectorize, such as gathers.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CORRTRACK_HAVE_AVX2_PATH 1
+#else
+#define CORRTRACK_HAVE_AVX2_PATH 0
+#endif

@@ -1,6 +1,7 @@
 #include "app/track/colour_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 
@@ -111,12 +112,15 @@ void ColourModel::learn(const FrameView& frame, const BoxF& box, float rate) {
     }
     separation_ = nb > 0 ? static_cast<float>(sf / nf - sb / nb) : 0.0f;
     ready_ = true;
+    static std::atomic<std::uint64_t> learnings{0};
+    version_ = ++learnings;
 }
 
 ColourCue ColourModel::cue(float max_weight) const {
     ColourCue c;
     if (!ready_ || max_weight <= 0) return c;
     c.likelihood = likelihood_.data();
+    c.version = version_;
     // Full weight from a separation of 0.4 (mean likelihood 0.7 inside, 0.3 around) up.
     c.weight = max_weight * std::clamp(separation_ / 0.4f, 0.0f, 1.0f);
     if (c.weight <= 0) c.likelihood = nullptr;

@@ -23,6 +23,9 @@ namespace corrtrack {
 struct ColourCue {
     const float* likelihood = nullptr;  // kColourBins entries, P(target | bin); null: no cue
     float weight = 0;                   // share of the colour score in the blended map
+    // Whose map a search gets: the model's last learning (unique in the process) and the
+    // target's frame (Target::plan_track). Requests over one window with equal stamps share it.
+    std::uint64_t version = 0, frame = 0;
 };
 
 constexpr int kColourBins = 2048;
@@ -52,7 +55,8 @@ private:
     std::vector<float> fg_, bg_, likelihood_;
     std::vector<std::uint32_t> counts_;  // the last learnt frame's counts, box then ring (scratch)
     bool ready_ = false;
-    float separation_ = 0;  // mean likelihood inside the box minus in the ring, last learnt
+    float separation_ = 0;       // mean likelihood inside the box minus in the ring, last learnt
+    std::uint64_t version_ = 0;  // ColourCue::version
 };
 
 // Buffers of colour_score_map, reused between calls (no allocation once grown).

@@ -28,6 +28,7 @@ struct ResampleScratch {
     std::vector<float> col_weights;         // flattened weights
     std::vector<int> col_index;             // per tap and output column: the clamped source column
     std::vector<float> col_weights_by_tap;  // ... and its weight (zero past the column's taps)
+    std::vector<float> source_row;          // one source row's columns read, as floats
     std::vector<float> acc;                 // one output row's column sums
     std::vector<int> row_first, row_count;  // the same for output rows
     std::vector<float> row_weights;

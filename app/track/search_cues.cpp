@@ -95,9 +95,14 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
     if (any) s.ncc.assign(m, m + n);
     if (filter) blend_filter(r, frame, patch, m, o, s);
     if (colour) {
-        s.colour.resize(n);
-        colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_map,
-                         s.colour.data());
+        const CueScratch::ColourKey key{r.colour.version, r.colour.frame,      r.ox, r.oy, r.scale,
+                                        r.patch,          r.templ.image.size()};
+        if (!(key == s.coloured) || s.colour.size() != n) {
+            s.colour.resize(n);
+            colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_map,
+                             s.colour.data());
+            s.coloured = key;
+        }
         const float w = r.colour.weight;
         for (std::size_t k = 0; k < n; ++k) m[k] = (1 - w) * m[k] + w * (2 * s.colour[k] - 1);
     }

@@ -25,6 +25,16 @@ struct CueScratch {
     float answer_psr = 0;
     PenaltyScratch penalised;
     ColourMapScratch colour_map;
+    // Whose colour map `colour` holds (a target's templates over one window share it).
+    struct ColourKey {
+        std::uint64_t version = 0, frame = 0;
+        double ox = 0, oy = 0, scale = 0;
+        Size patch, templ;
+        bool operator==(const ColourKey& k) const {
+            return version == k.version && frame == k.frame && ox == k.ox && oy == k.oy && scale == k.scale &&
+                   patch == k.patch && templ == k.templ;
+        }
+    } coloured;
 };
 
 // Whether request r's colour cue applies on this frame (it needs the frame's host chroma).

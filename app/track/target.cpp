@@ -178,6 +178,7 @@ std::size_t Target::track_requests(const TrackerOptions& o) const {
 void Target::plan_track(const TrackerOptions& o, Size frame, SearchRequest* slots) {
     planned_.clear();
     cue_ = cues_ ? colour_.cue(static_cast<float>(o.colour)) : ColourCue{};
+    cue_.frame = static_cast<std::uint64_t>(frames_);
     filter_cue_ = cues_ && o.filter > 0 && filter_.ready()
                       ? FilterCue{&filter_, static_cast<float>(o.filter), static_cast<float>(o.filter_balance),
                                   static_cast<std::uint64_t>(frames_)}
