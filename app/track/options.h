@@ -38,7 +38,7 @@ struct TrackerOptions {
     double scale_step = 1.04;        // ratio between neighbouring scales
     double scale_penalty = 0.985;    // score factor for a scale change (prefers staying put)
     double scale_rate = 0.3;         // share of a frame's scale pick applied (smooths noise)
-    double scale_anchor = 0.0;       // share of the first frame's template in the scale pick:
+    double scale_anchor = 0.5;       // share of the first frame's template in the scale pick:
                                      // it is matched at every scale too, and the scale
                                      // follows the blend of both (learnt background cannot
                                      // drag the scale away)
@@ -71,7 +71,7 @@ struct TrackerOptions {
                                      // sides around the target (0: unconstrained)
     int cue_targets = 8;             // the colour and look-alike cues apply while a tracker
                                      // has at most this many targets (0: never; the filter
-                                     // too): their work
+                                     // and the scale anchor too): their work
                                      // per search runs on the host, and on the GPU a crowd
                                      // of 256 targets fell from 765 to 47 fps with them
     double gradient = 0.0;           // weight of the gradient channel in every match (0: grey

@@ -170,7 +170,7 @@ Size Target::window(const TrackerOptions& o, Size frame) const {
 std::size_t Target::track_requests(const TrackerOptions& o) const {
     const int half = o.scales / 2;
     std::size_t n = static_cast<std::size_t>(o.scales);
-    if (scale_anchor_ > 0 && half > 0) n += static_cast<std::size_t>(2 * half + 1);
+    if (anchored(o)) n += static_cast<std::size_t>(2 * half + 1);
     for (const TemplateSlot& m : memory_) n += m.pixels.empty() ? 0 : 1;
     return n;
 }
@@ -192,16 +192,15 @@ void Target::plan_track(const TrackerOptions& o, Size frame, SearchRequest* slot
     // The centre scale first: the other scales' requests reuse its filter answer. The first
     // template's request at a step (scale_anchor) follows the working one's: the same window,
     // which a backend then samples once.
-    const bool anchored = scale_anchor_ > 0 && half > 0;
     for (int j = 0; j < o.scales; ++j) {
         const int k = j == 0 ? 0 : j % 2 == 1 ? -(j + 1) / 2 : j / 2;
         const double scale = k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k);
         add_request(*r++, 0, px, py, k, scale, patch, o.motion_penalty);
-        if (anchored) add_request(*r++, -1, px, py, k, scale, patch, o.motion_penalty);
+        if (anchored(o)) add_request(*r++, -1, px, py, k, scale, patch, o.motion_penalty);
     }
     // An even count of scales searches one step fewer up than down; the first template is
     // matched at every step from -half to half.
-    if (anchored && o.scales % 2 == 0)
+    if (anchored(o) && o.scales % 2 == 0)
         add_request(*r++, -1, px, py, half, scale_ * std::pow(o.scale_step, half), patch, o.motion_penalty);
     for (std::size_t m = 0; m < memory_.size(); ++m)
         if (!memory_[m].pixels.empty())
@@ -338,7 +337,7 @@ void Target::take_track(const TrackerOptions& o, const RankedPeak* hits, std::si
         if (c.ranked > kind.ranked) kind = c;
         if (planned_[i].templ == 0) step_ranked_[planned_[i].step + half] = hits[i].ranked;
     }
-    if (scale_anchor_ > 0 && half > 0 && best_.templ == 0) {
+    if (anchored(o) && best_.templ == 0) {
         // The scale follows the blend of the working and the first template's scores: the
         // working template's position at the step that blend prefers.
         int pick = best_.step + half;

@@ -123,6 +123,9 @@ private:
 
     Candidate candidate(const TrackerOptions& o, const Planned& p, const RankedPeak& hit, std::size_t request) const;
     bool lookalike_live(const Lookalike& l) const;
+    // Whether the first template weighs this frame's scale pick (scale_anchor): with the cues,
+    // as a crowd's targets track on the working template alone.
+    bool anchored(const TrackerOptions& o) const { return scale_anchor_ > 0 && o.scales / 2 > 0 && cues_; }
     void note_lookalike(std::vector<SearchRequest>& patches, std::vector<int>& kinds);
     void follow_lookalikes(const RankedPeak& centre, const Planned& p);
     // Where in the frame the template centre lies at position (map_x, map_y) of p's map.
