@@ -45,13 +45,13 @@ public:
         hits.resize(requests.size());
         if (maps.size() < requests.size()) maps.resize(requests.size());
         map_sizes_[pass].resize(requests.size());
+        windows_used_ = next_window_ = 0;  // windows of an earlier pass or frame are stale
         launches_ = 0;
         positions_ = 0;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const SearchRequest& r = requests[i];
             auto t0 = std::chrono::steady_clock::now();
-            // Requests over the same window (a target's templates at one scale) share its pixels.
-            if (true || i == 0 || !same_window(r, requests[i - 1])) sample_into(r, patch_);
+            const std::vector<std::uint8_t>& pixels = window(r);
             if (times) times->upload_ms += ms_since(t0);
 
             t0 = std::chrono::steady_clock::now();
@@ -64,14 +64,14 @@ public:
             std::vector<float>& m = maps[keep_maps_ ? i : 0];
             m.resize(static_cast<std::size_t>(o.width) * o.height);  // keeps capacity
             const MapView map{m.data(), o.width, o.height, static_cast<std::size_t>(o.width)};
-            const ImageView patch{patch_.data(), r.patch.width, r.patch.height,
+            const ImageView patch{pixels.data(), r.patch.width, r.patch.height,
                                   static_cast<std::size_t>(r.patch.width)};
             corr.run(patch, p, map, nullptr);
             ++launches_;
             if (r.gradient_weight > 0 && r.templ.gradient.data) {
                 // The same window's gradient channel against the template's, blended in.
-                grad_patch_.resize(patch_.size());
-                gradient_patch(patch_.data(), r.patch, grad_patch_.data());
+                grad_patch_.resize(pixels.size());
+                gradient_patch(pixels.data(), r.patch, grad_patch_.data());
                 grad_map_.resize(m.size());
                 const MapView gmap{grad_map_.data(), o.width, o.height, static_cast<std::size_t>(o.width)};
                 correlator({r.templ.key ^ kGradientKey, r.templ.version, r.templ.gradient, {}})
@@ -96,7 +96,7 @@ public:
             if (times) times->correlate_ms += ms_since(t0);
 
             t0 = std::chrono::steady_clock::now();
-            hits[i] = rank_request(r, frame_, patch_.data(), m.data(), o, lookalike, cues_);
+            hits[i] = rank_request(r, frame_, pixels.data(), m.data(), o, lookalike, cues_);
             if (times) times->peak_ms += ms_since(t0);
         }
     }
@@ -134,12 +134,21 @@ private:
         std::unique_ptr<Correlator> corr;
     };
 
-    static bool same_window(const SearchRequest& a, const SearchRequest& b) {
-        return a.ox == b.ox && a.oy == b.oy && a.scale == b.scale && a.patch == b.patch;
-    }
-    void sample_into(const SearchRequest& r, std::vector<std::uint8_t>& out) {
-        out.resize(static_cast<std::size_t>(r.patch.width) * r.patch.height);
-        sample(r, out.data());
+    // r's sampled window (packed r.patch). The last few windows of the pass are kept: a
+    // target's templates search the same windows (its working and first templates at each
+    // scale), which are then sampled once.
+    const std::vector<std::uint8_t>& window(const SearchRequest& r) {
+        for (int k = 0; k < windows_used_; ++k) {
+            const SearchRequest& w = windows_[k].geometry;
+            if (w.ox == r.ox && w.oy == r.oy && w.scale == r.scale && w.patch == r.patch) return windows_[k].pixels;
+        }
+        Window& w = windows_[next_window_];
+        next_window_ = (next_window_ + 1) % kWindows;
+        windows_used_ = std::min(windows_used_ + 1, kWindows);
+        w.geometry = r;
+        w.pixels.resize(static_cast<std::size_t>(r.patch.width) * r.patch.height);
+        sample(r, w.pixels.data());
+        return w.pixels;
     }
     void sample(const SearchRequest& r, std::uint8_t* out) {
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
@@ -167,7 +176,14 @@ private:
     HostPyramid pyramid_;
     Size frame_size_;
     ResampleScratch scratch_;
-    std::vector<std::uint8_t> patch_, grad_patch_;
+    struct Window {
+        SearchRequest geometry;  // ox, oy, scale and patch are read
+        std::vector<std::uint8_t> pixels;
+    };
+    static constexpr int kWindows = 4;  // a target's scales, and one more
+    Window windows_[kWindows];
+    int windows_used_ = 0, next_window_ = 0;
+    std::vector<std::uint8_t> grad_patch_;
     std::vector<float> grad_map_, lookalike_maps_[SearchRequest::kMaxDistractors];
     CueScratch cues_;
     FrameView frame_;

@@ -34,6 +34,24 @@ void blend_filter(const SearchRequest& r, const FrameView& frame, const std::uin
     for (std::size_t i = 0; i < n; ++i) m[i] = (1 - w) * m[i] + w * s.filter[i];
 }
 
+// r's colour score map (n positions). A target's templates search the same windows (its
+// working and first templates at each scale): a map whose key matches one of the last few is
+// taken as it is.
+const std::vector<float>& colour_map_of(const SearchRequest& r, const FrameView& frame, const std::uint8_t* patch,
+                                        std::size_t n, CueScratch& s) {
+    const CueScratch::ColourKey key{r.colour.version, r.colour.frame,      r.ox, r.oy, r.scale,
+                                    r.patch,          r.templ.image.size()};
+    for (CueScratch::ColourMap& c : s.colour)
+        if (c.key == key && c.score.size() == n) return c.score;
+    CueScratch::ColourMap& c = s.colour[s.next_colour];
+    s.next_colour = (s.next_colour + 1) % CueScratch::kColourMaps;
+    c.key = key;
+    c.score.resize(n);
+    colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_map,
+                     c.score.data());
+    return c.score;
+}
+
 // Each look-alike found again (RankedPeak::lookalike_found), and the places of the still ones
 // taken out of the ranking map `m` (SearchRequest::lookalike_claim). A claimed position gets
 // the map's mean, not a floor value: the peak's PSR reads the rest of the map.
@@ -95,16 +113,9 @@ RankedPeak rank_request(const SearchRequest& r, const FrameView& frame, const st
     if (any) s.ncc.assign(m, m + n);
     if (filter) blend_filter(r, frame, patch, m, o, s);
     if (colour) {
-        const CueScratch::ColourKey key{r.colour.version, r.colour.frame,      r.ox, r.oy, r.scale,
-                                        r.patch,          r.templ.image.size()};
-        if (!(key == s.coloured) || s.colour.size() != n) {
-            s.colour.resize(n);
-            colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_map,
-                             s.colour.data());
-            s.coloured = key;
-        }
+        const std::vector<float>& score = colour_map_of(r, frame, patch, n, s);
         const float w = r.colour.weight;
-        for (std::size_t k = 0; k < n; ++k) m[k] = (1 - w) * m[k] + w * (2 * s.colour[k] - 1);
+        for (std::size_t k = 0; k < n; ++k) m[k] = (1 - w) * m[k] + w * (2 * score[k] - 1);
     }
     if (lookalikes) {
         // Where the best look-alike beats the template's own NCC, the weight times the

@@ -16,7 +16,7 @@ namespace corrtrack {
 
 // Buffers reused between requests (no allocation once grown).
 struct CueScratch {
-    std::vector<float> ncc, colour, lookalike_max, filter;
+    std::vector<float> ncc, lookalike_max, filter;
     FilterScratch filter_arrays;
     // Whose answer `filter` holds: the filter's version (unique in the process), the target's
     // frame (FilterCue) and the map's size.
@@ -25,7 +25,8 @@ struct CueScratch {
     float answer_psr = 0;
     PenaltyScratch penalised;
     ColourMapScratch colour_map;
-    // Whose colour map `colour` holds (a target's templates over one window share it).
+    // The last few colour score maps and whose they are (colour_map_of): a target's templates
+    // search the same windows. A key holds the model's learning and the target's frame.
     struct ColourKey {
         std::uint64_t version = 0, frame = 0;
         double ox = 0, oy = 0, scale = 0;
@@ -34,7 +35,14 @@ struct CueScratch {
             return version == k.version && frame == k.frame && ox == k.ox && oy == k.oy && scale == k.scale &&
                    patch == k.patch && templ == k.templ;
         }
-    } coloured;
+    };
+    struct ColourMap {
+        ColourKey key;  // version 0: none (a learnt model's version is at least 1)
+        std::vector<float> score;
+    };
+    static constexpr int kColourMaps = 4;  // a target's scales, and one more
+    ColourMap colour[kColourMaps];
+    int next_colour = 0;
 };
 
 // Whether request r's colour cue applies on this frame (it needs the frame's host chroma).

@@ -189,19 +189,17 @@ void Target::plan_track(const TrackerOptions& o, Size frame, SearchRequest* slot
     const Size patch = window(o, frame);
     const int half = o.scales / 2;
     SearchRequest* r = slots;
-    // The centre scale first: the other scales' requests reuse its filter answer. The first
-    // template's request at a step (scale_anchor) follows the working one's: the same window,
-    // which a backend then samples once.
+    // The centre scale first: the other scales' requests reuse its filter answer. Then the
+    // first template at every step (scale_anchor): a GPU correlates a template's requests of
+    // one target as one atlas row, and the CPU keeps the windows it sampled for it.
     for (int j = 0; j < o.scales; ++j) {
         const int k = j == 0 ? 0 : j % 2 == 1 ? -(j + 1) / 2 : j / 2;
-        const double scale = k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k);
-        add_request(*r++, 0, px, py, k, scale, patch, o.motion_penalty);
-        if (anchored(o)) add_request(*r++, -1, px, py, k, scale, patch, o.motion_penalty);
+        add_request(*r++, 0, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch, o.motion_penalty);
     }
-    // An even count of scales searches one step fewer up than down; the first template is
-    // matched at every step from -half to half.
-    if (anchored(o) && o.scales % 2 == 0)
-        add_request(*r++, -1, px, py, half, scale_ * std::pow(o.scale_step, half), patch, o.motion_penalty);
+    if (anchored(o))
+        for (int k = -half; k <= half; ++k)
+            add_request(*r++, -1, px, py, k, k == 0 ? scale_ : scale_ * std::pow(o.scale_step, k), patch,
+                        o.motion_penalty);
     for (std::size_t m = 0; m < memory_.size(); ++m)
         if (!memory_[m].pixels.empty())
             add_request(*r++, static_cast<int>(m) + 1, px, py, 0, scale_, patch, o.motion_penalty);
