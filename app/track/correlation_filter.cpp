@@ -22,11 +22,14 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr float kLambda = 0.01f;     // regularisation of the filter's division
 constexpr double kLabelSigma = 2.0;  // the desired answer: a Gaussian this wide (pixels)
 
-// The smallest length >= n whose factors are 2, 3, 5 and 7 (FFTW's fast sizes).
+// The smallest even length >= n whose factors are 2, 3 and 5. FFTW's real transforms of odd
+// lengths and of factors 7 ran 20-40% slower on the shapes the tracker meets (63x80: 17.8 us
+// against 12.2 for 64x80, 75x80: 19.9 against 12.0 for 80x80, FFTW_ESTIMATE, 2-core VM).
 int fast_length(int n) {
-    for (int m = std::max(n, 1);; ++m) {
+    for (int m = std::max(n, 2);; ++m) {
+        if (m % 2 != 0) continue;
         int r = m;
-        for (int f : {2, 3, 5, 7})
+        for (int f : {2, 3, 5})
             while (r % f == 0) r /= f;
         if (r == 1) return m;
     }
@@ -40,6 +43,11 @@ int fast_length(int n) {
 struct FilterFft {
     Size shape;
     fftwf_plan forward = nullptr, inverse = nullptr;
+    // The same transforms in their two passes, for constrain_to_support, whose taps are zero
+    // outside a band of rows: the columns' complex transforms (in place, every column), and one
+    // row's real transform (run on each row of the band; unaligned, as rows start anywhere).
+    fftwf_plan columns_forward = nullptr, columns_inverse = nullptr;
+    fftwf_plan row_forward = nullptr, row_inverse = nullptr;
     std::size_t spectrum() const { return static_cast<std::size_t>(shape.width / 2 + 1) * shape.height; }
     // Floats between channels, and complex values between their spectra: each starts on a
     // 64-byte boundary, as FFTW's planning arrays did.
@@ -86,10 +94,18 @@ std::shared_ptr<const FilterFft> plans_for(Size shape) {
     if (real && spectrum) {
         f->forward = fftwf_plan_dft_r2c_2d(shape.height, shape.width, real, spectrum, FFTW_ESTIMATE);
         f->inverse = fftwf_plan_dft_c2r_2d(shape.height, shape.width, spectrum, real, FFTW_ESTIMATE);
+        const int columns = shape.width / 2 + 1;
+        f->columns_forward = fftwf_plan_many_dft(1, &shape.height, columns, spectrum, nullptr, columns, 1, spectrum,
+                                                 nullptr, columns, 1, FFTW_FORWARD, FFTW_ESTIMATE);
+        f->columns_inverse = fftwf_plan_many_dft(1, &shape.height, columns, spectrum, nullptr, columns, 1, spectrum,
+                                                 nullptr, columns, 1, FFTW_BACKWARD, FFTW_ESTIMATE);
+        f->row_forward = fftwf_plan_dft_r2c_1d(shape.width, real, spectrum, FFTW_ESTIMATE | FFTW_UNALIGNED);
+        f->row_inverse = fftwf_plan_dft_c2r_1d(shape.width, spectrum, real, FFTW_ESTIMATE | FFTW_UNALIGNED);
     }
     fftwf_free(real);
     fftwf_free(spectrum);
-    if (!f->forward || !f->inverse) throw std::runtime_error("FFTW could not plan the filter's transform");
+    if (!f->forward || !f->inverse || !f->columns_forward || !f->columns_inverse || !f->row_forward || !f->row_inverse)
+        throw std::runtime_error("FFTW could not plan the filter's transform");
     if (cache.size() >= kCachedShapes) {
         evicted = std::move(cache.front());
         cache.erase(cache.begin());
@@ -102,8 +118,8 @@ std::shared_ptr<const FilterFft> plans_for(Size shape) {
 
 FilterFft::~FilterFft() {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    if (forward) fftwf_destroy_plan(forward);
-    if (inverse) fftwf_destroy_plan(inverse);
+    for (fftwf_plan p : {forward, inverse, columns_forward, columns_inverse, row_forward, row_inverse})
+        if (p) fftwf_destroy_plan(p);
 }
 
 namespace {
@@ -382,24 +398,34 @@ void CorrelationFilter::constrain_to_support(double support, FilterScratch& s) {
     FilterScratch::Arrays& a = s.arrays();
     const Size f = fft_->shape;
     const int rx = static_cast<int>(std::lround(templ_.width * support / 2));
-    const int ry = static_cast<int>(std::lround(templ_.height * support / 2));
+    const int ry = std::min(static_cast<int>(std::lround(templ_.height * support / 2)), f.height / 2);
     const float inverse_area = 1.0f / static_cast<float>(f.area());  // FFTW's round trip scales by the area
+    const std::size_t columns = static_cast<std::size_t>(f.width / 2 + 1);
     float* taps = a.channel(kFilterChannels);
     std::complex<float>* spectrum = a.spectrum(kFilterChannels);
+    auto spectrum_row = [&](int y) { return reinterpret_cast<fftwf_complex*>(spectrum + y * columns); };
+    // The band of rows within ry of row 0 (circularly): the only rows the taps keep, so the
+    // rows' transforms run on it alone (a third of the rows; the columns' run on all).
+    auto band_row = [&](int i) { return i <= ry ? i : f.height - (i - ry); };
+    const int band = std::min(f.height, 2 * ry + 1);
     for (int c = 0; c < kFilterChannels; ++c) {
         std::complex<float>* filter = filter_.data() + c * spectrum_;
         std::copy(filter, filter + spectrum_, spectrum);  // the inverse transform overwrites its input
-        fftwf_execute_dft_c2r(fft_->inverse, reinterpret_cast<fftwf_complex*>(spectrum), taps);
-        for (int y = 0; y < f.height; ++y) {
+        // Through the aligned scratch: FFTW's plans want the alignment of their planning arrays.
+        const auto whole = reinterpret_cast<fftwf_complex*>(spectrum);
+        fftwf_execute_dft(fft_->columns_inverse, whole, whole);
+        for (int i = 0; i < band; ++i) {
+            const int y = band_row(i);
             float* row = taps + static_cast<std::size_t>(y) * f.width;
-            if (std::min(y, f.height - y) > ry) {
-                std::fill(row, row + f.width, 0.0f);
-                continue;
-            }
+            fftwf_execute_dft_c2r(fft_->row_inverse, spectrum_row(y), row);
             for (int x = 0; x < f.width; ++x) row[x] = std::min(x, f.width - x) <= rx ? row[x] * inverse_area : 0.0f;
         }
-        // Through the aligned scratch: FFTW's plans want the alignment of their planning arrays.
-        fftwf_execute_dft_r2c(fft_->forward, taps, reinterpret_cast<fftwf_complex*>(spectrum));
+        std::fill(spectrum, spectrum + spectrum_, std::complex<float>{});  // the rows outside the band
+        for (int i = 0; i < band; ++i) {
+            const int y = band_row(i);
+            fftwf_execute_dft_r2c(fft_->row_forward, taps + static_cast<std::size_t>(y) * f.width, spectrum_row(y));
+        }
+        fftwf_execute_dft(fft_->columns_forward, whole, whole);
         std::copy(spectrum, spectrum + spectrum_, filter);
     }
 }
