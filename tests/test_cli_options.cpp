@@ -44,6 +44,7 @@ const RangedOption kRanged[] = {
     ROW("--keyframe-interval", keyframe_interval, 1, 1e6),
     ROW("--update-min-score", update_min_score, -1.0, 1.0),
     ROW("--update-min-psr", update_min_psr, 0.0, 100.0),
+    ROW("--update-relative", update_relative, 0.0, 1.0),
     ROW("--lost-score", lost_score, -1.0, 1.0),
     ROW("--lost-psr", lost_psr, 0.0, 100.0),
     ROW("--recover-score", recover_score, -1.0, 1.0),

@@ -30,6 +30,9 @@ struct TrackerOptions {
     int keyframe_interval = 25;      // frames between keyframe updates and memory snapshots
     double update_min_score = 0.7;   // update the template only when this sure
     double update_min_psr = 3.0;     // ... and when the peak stands out this much (PSR)
+    double update_relative = 0.8;    // ... or, where that NCC is out of reach, at this share
+                                     // of the target's running mean NCC (never below
+                                     // lost_score; 0: the fixed bar alone)
     double lost_score = 0.3;         // below this the target counts as lost
     double lost_psr = 2.0;           // ... or below this peak-to-sidelobe ratio
     double recover_score = 0.5;      // a re-detection must reach this to resume tracking

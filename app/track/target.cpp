@@ -502,14 +502,25 @@ void Target::settle(const TrackerOptions& o, Size frame, std::vector<SearchReque
     // Sure enough to learn from: a high NCC that also stands out of its map (a blurred or
     // flat template scores high everywhere; its PSR gives it away).
     // Not while the box matches a known look-alike better than the target: it may be on it.
-    const bool sure =
-        chosen->score >= o.update_min_score && chosen->psr >= o.update_min_psr && chosen->lookalike <= chosen->score;
+    // The template, the colour model and the look-alikes also learn at a relative bar
+    // (update_relative): a target whose matches run at 0.5 (a person turning, a low-contrast
+    // scene) still learns from its best frames, as LMCF's high-confidence update does (Wang
+    // et al., CVPR 2017), never below the lost bar. The correlation filter keeps the fixed
+    // bar: its training is a quarter of a frame's work on the CPU, and the robust measures
+    // could not tell the two apart (notes/TRACKING.md, release 15).
+    const bool unambiguous = chosen->psr >= o.update_min_psr && chosen->lookalike <= chosen->score;
+    const bool confident = unambiguous && chosen->score >= o.update_min_score;
+    double relative_bar = o.update_min_score;
+    if (score_mean_ > 0 && o.update_relative > 0)
+        relative_bar = std::min(relative_bar, std::max(o.lost_score, o.update_relative * score_mean_));
+    score_mean_ = score_mean_ > 0 ? score_mean_ + kScoreMeanRate * (chosen->score - score_mean_) : chosen->score;
+    const bool sure = unambiguous && chosen->score >= relative_bar;
     colour_due_ = sure && cues_ && o.colour > 0;
     update_due_ = sure && (o.update == UpdatePolicy::kBlend ||
                            (o.update == UpdatePolicy::kKeyframe && frames_ % o.keyframe_interval == 0));
     snapshot_due_ = sure && memory_.size() > 1 && frames_ % o.keyframe_interval == 0;
     if (sure && cues_ && distractor_weight_ > 0 && chosen == &best_) note_lookalike(patches, kinds);
-    filter_due_ = sure && cues_ && o.filter > 0;
+    filter_due_ = confident && cues_ && o.filter > 0;
     if (filter_due_) {
         // The filter learns the window the next frame's search will sample, centred on the box.
         const SearchRequest r = centred_request(cx_, cy_, scale_, window(o, frame));

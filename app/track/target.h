@@ -145,6 +145,9 @@ private:
     double scale_ = 1;  // frame pixels per template pixel
     double min_scale_ = 0, max_scale_ = 0;
     double cx_ = 0, cy_ = 0, vx_ = 0, vy_ = 0;
+    // Running mean of the chosen NCC over tracked frames (0: none yet), for update_relative.
+    double score_mean_ = 0;
+    static constexpr double kScoreMeanRate = 0.05;
     double speed_ = 0;  // running mean of the displacement per frame (pixels)
     bool lost_ = false;
     long frames_ = 0;
