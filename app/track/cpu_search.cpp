@@ -12,6 +12,7 @@
 #include "app/track/pyramid.h"
 #include "app/track/resample.h"
 #include "app/track/search_cues.h"
+#include "app/util/recent_cache.h"
 #include "app/util/stats.h"
 
 namespace corrtrack {
@@ -45,7 +46,7 @@ public:
         hits.resize(requests.size());
         if (maps.size() < requests.size()) maps.resize(requests.size());
         map_sizes_[pass].resize(requests.size());
-        windows_used_ = next_window_ = 0;  // windows of an earlier pass or frame are stale
+        windows_.clear();  // windows of an earlier pass or frame are stale
         launches_ = 0;
         positions_ = 0;
         for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -138,17 +139,10 @@ private:
     // target's templates search the same windows (its working and first templates at each
     // scale), which are then sampled once.
     const std::vector<std::uint8_t>& window(const SearchRequest& r) {
-        for (int k = 0; k < windows_used_; ++k) {
-            const SearchRequest& w = windows_[k].geometry;
-            if (w.ox == r.ox && w.oy == r.oy && w.scale == r.scale && w.patch == r.patch) return windows_[k].pixels;
-        }
-        Window& w = windows_[next_window_];
-        next_window_ = (next_window_ + 1) % kWindows;
-        windows_used_ = std::min(windows_used_ + 1, kWindows);
-        w.geometry = r;
-        w.pixels.resize(static_cast<std::size_t>(r.patch.width) * r.patch.height);
-        sample(r, w.pixels.data());
-        return w.pixels;
+        return windows_.get({r.ox, r.oy, r.scale, r.patch}, [&](std::vector<std::uint8_t>& pixels) {
+            pixels.resize(static_cast<std::size_t>(r.patch.width) * r.patch.height);
+            sample(r, pixels.data());
+        });
     }
     void sample(const SearchRequest& r, std::uint8_t* out) {
         const LevelSample ls = level_sample(r.ox, r.oy, r.scale);
@@ -176,13 +170,14 @@ private:
     HostPyramid pyramid_;
     Size frame_size_;
     ResampleScratch scratch_;
-    struct Window {
-        SearchRequest geometry;  // ox, oy, scale and patch are read
-        std::vector<std::uint8_t> pixels;
+    struct WindowKey {  // where a window lies in the frame
+        double ox = 0, oy = 0, scale = 0;
+        Size patch;
+        bool operator==(const WindowKey& k) const {
+            return ox == k.ox && oy == k.oy && scale == k.scale && patch == k.patch;
+        }
     };
-    static constexpr int kWindows = 4;  // a target's scales, and one more
-    Window windows_[kWindows];
-    int windows_used_ = 0, next_window_ = 0;
+    RecentCache<WindowKey, std::vector<std::uint8_t>, 4> windows_;  // a target's scales, and one more
     std::vector<std::uint8_t> grad_patch_;
     std::vector<float> grad_map_, lookalike_maps_[SearchRequest::kMaxDistractors];
     CueScratch cues_;

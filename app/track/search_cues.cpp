@@ -41,15 +41,11 @@ const std::vector<float>& colour_map_of(const SearchRequest& r, const FrameView&
                                         std::size_t n, CueScratch& s) {
     const CueScratch::ColourKey key{r.colour.version, r.colour.frame,      r.ox, r.oy, r.scale,
                                     r.patch,          r.templ.image.size()};
-    for (CueScratch::ColourMap& c : s.colour)
-        if (c.key == key && c.score.size() == n) return c.score;
-    CueScratch::ColourMap& c = s.colour[s.next_colour];
-    s.next_colour = (s.next_colour + 1) % CueScratch::kColourMaps;
-    c.key = key;
-    c.score.resize(n);
-    colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_map,
-                     c.score.data());
-    return c.score;
+    return s.colour.get(key, [&](std::vector<float>& score) {
+        score.resize(n);
+        colour_score_map(frame, r.colour, patch, r.patch, r.ox, r.oy, r.scale, r.templ.image.size(), s.colour_map,
+                         score.data());
+    });
 }
 
 // Each look-alike found again (RankedPeak::lookalike_found), and the places of the still ones

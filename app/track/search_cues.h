@@ -11,6 +11,7 @@
 #include "app/track/backends.h"
 #include "app/track/colour_model.h"
 #include "app/track/search.h"
+#include "app/util/recent_cache.h"
 
 namespace corrtrack {
 
@@ -36,13 +37,7 @@ struct CueScratch {
                    patch == k.patch && templ == k.templ;
         }
     };
-    struct ColourMap {
-        ColourKey key;  // version 0: none (a learnt model's version is at least 1)
-        std::vector<float> score;
-    };
-    static constexpr int kColourMaps = 4;  // a target's scales, and one more
-    ColourMap colour[kColourMaps];
-    int next_colour = 0;
+    RecentCache<ColourKey, std::vector<float>, 4> colour;  // a target's scales, and one more
 };
 
 // Whether request r's colour cue applies on this frame (it needs the frame's host chroma).
