@@ -51,9 +51,9 @@ struct Scene {
 };
 
 struct TrackRun {
-    int lost_late = 0;        // lost frames over the last 20
-    double error_late = 0;    // mean centre error over the last 20 (pixels)
-    double score_early = 0;   // mean NCC of frames 1-10
+    int lost_late = 0;       // lost frames over the last 20
+    double error_late = 0;   // mean centre error over the last 20 (pixels)
+    double score_early = 0;  // mean NCC of frames 1-10
 };
 
 TrackRun track(double update_relative) {
