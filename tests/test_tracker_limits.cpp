@@ -53,6 +53,7 @@ TrackerOptions random_options(Rng& r, double max_search_factor = 10.0) {
     o.anchor = r.uniform(0.0, 1.0);
     o.scale_anchor = r.uniform(0.0, 1.0);
     o.blend_rate = r.uniform(0.0, 1.0);
+    o.update_relative = r.uniform(0.0, 1.0);
     o.keyframe_interval = r.range(1, 5);
     o.redetect_budget = r.coin() ? -1 : r.range(0, 200000);
     o.redetect_confirm = r.range(1, 3);
