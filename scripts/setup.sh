@@ -5,6 +5,8 @@
 #   CORRTRACK_SKIP_BUILD=1 scripts/setup.sh    installs packages only
 #   CORRTRACK_PYTHON=python3.12 scripts/setup.sh  builds the Python module for that Python
 #   CORRTRACK_WITH_PYTHON=0 scripts/setup.sh   no Python package (no .venv, no PyPI)
+#   CORRTRACK_WITH_REFERENCE=1 scripts/setup.sh  also Debian's python3-opencv, whose CSRT
+#                                               scripts/csrt_reference.py runs (not needed to build)
 # The Python package's build and test dependencies (python/requirements-dev.txt: nanobind,
 # scikit-build-core, pytest, NumPy, OpenCV, Dask) come from PyPI into .venv, and the wheels
 # `pip install .` needs into .venv/wheelhouse, so that its test installs offline.
@@ -27,6 +29,7 @@ packages=(
   help2man librsvg2-bin             # the man page and the icon's PNG sizes (cmake/package.cmake)
   desktop-file-utils debootstrap    # scripts/deb_test.sh: the .desktop check, a clean Debian 12 root
 )
+[ "${CORRTRACK_WITH_REFERENCE:-0}" = 1 ] && packages+=(python3-opencv)
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
