@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +29,14 @@ std::string env(const char* name) {
     const char* v = std::getenv(name);
     return v ? std::string(v) : std::string();
 }
+
+int side_bucket(int v) {
+    for (int b : {4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192})
+        if (v <= b) return b;
+    return 256;
+}
+
+int half_octave(double v) { return static_cast<int>(std::floor(2.0 * std::log2(std::max(1.0, v)))); }
 
 // FNV-1a, 64 bits: enough to tell a damaged or hand-edited file, not a security measure.
 std::uint64_t fnv1a(const std::string& s) {
@@ -71,7 +81,8 @@ AutoCacheEntry entry_from(const nlohmann::json& j) {
     e.shared_roi = j.at("shared_roi").get<int>();
     e.kernel = j.at("kernel").get<std::string>();
     for (const auto& t : j.at("times_ms")) e.times_ms.emplace_back(t.at(0).get<std::string>(), t.at(1).get<float>());
-    if (e.kernel.empty() || e.templ_w <= 0 || e.templ_h <= 0 || e.templates <= 0)
+    // positions and templates are bucket indices: 0 is one template (or one position).
+    if (e.kernel.empty() || e.templ_w <= 0 || e.templ_h <= 0 || e.positions < 0 || e.templates < 0)
         throw std::runtime_error("an entry without a kernel or with an empty shape");
     return e;
 }
@@ -98,6 +109,16 @@ bool make_dirs(const std::string& dir, std::string* why) {
 }
 
 }  // namespace
+
+AutoCacheEntry auto_cache_bucket(int templ_w, int templ_h, double positions, int templates, bool shared_roi) {
+    AutoCacheEntry e;
+    e.templ_w = side_bucket(templ_w);
+    e.templ_h = side_bucket(templ_h);
+    e.positions = half_octave(positions);
+    e.templates = half_octave(templates);
+    e.shared_roi = shared_roi;
+    return e;
+}
 
 bool AutoCacheIdentity::operator==(const AutoCacheIdentity& o) const {
     return gpu_name == o.gpu_name && gpu_id == o.gpu_id && compute_capability == o.compute_capability &&

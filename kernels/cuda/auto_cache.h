@@ -33,6 +33,9 @@ struct AutoCacheIdentity {
 };
 
 // A bucket of problem shapes (auto_select.cu's ShapeKey less the device) and its winner.
+// templ_w, templ_h: the template's sides rounded up to a few sizes; positions, templates:
+// half-octave indices of the output positions (times the templates) and of the template
+// count, floor(2 log2 n), so one template is bucket 0 (auto_cache_bucket).
 struct AutoCacheEntry {
     int templ_w = 0, templ_h = 0, positions = 0, templates = 0, shared_roi = 0;
     std::string kernel;
@@ -42,6 +45,11 @@ struct AutoCacheEntry {
                shared_roi == o.shared_roi;
     }
 };
+
+// The bucket of a problem: templ_w x templ_h templates, `positions` output positions in all,
+// `templates` of them stacked (shared_roi: all read one region). Problems of one bucket take
+// the same winner; auto_select.cu keys its choices by it, in memory and on disk.
+AutoCacheEntry auto_cache_bucket(int templ_w, int templ_h, double positions, int templates, bool shared_roi);
 
 // Where the cache lives and whether it is used: CORRTRACK_NO_CACHE=1 (or `--no-cache`, which
 // sets it) turns it off; CORRTRACK_CACHE_DIR, else $XDG_CACHE_HOME/corrtrack, else

@@ -89,24 +89,14 @@ struct ShapeKey {
     }
 };
 
-int side_bucket(int v) {
-    for (int b : {4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192})
-        if (v <= b) return b;
-    return 256;
-}
-
-int half_octave(double v) { return static_cast<int>(std::floor(2.0 * std::log2(std::max(1.0, v)))); }
-
 ShapeKey key_of(const NccProblem& p) {
     int device = 0;
     cudaGetDevice(&device);
     const Size o = p.out_size();
-    return {device,
-            side_bucket(p.templ.width),
-            side_bucket(p.templ.height),
-            half_octave(static_cast<double>(o.width) * o.height * p.templates),
-            half_octave(p.templates),
-            p.templates > 1 && p.template_roi_step == 0};
+    const AutoCacheEntry b =
+        auto_cache_bucket(p.templ.width, p.templ.height, static_cast<double>(o.width) * o.height * p.templates,
+                          p.templates, p.templates > 1 && p.template_roi_step == 0);
+    return {device, b.templ_w, b.templ_h, b.positions, b.templates, b.shared_roi};
 }
 
 // The winners of every Auto in the process: timed once per bucket, bounded in size.

@@ -77,6 +77,37 @@ TEST(AutoCache, RoundTrip) {
         EXPECT_EQ(f.path().string(), path);
 }
 
+// Buckets are half-octave indices: one template is bucket 0, and a cache that holds it (every
+// single-target run has one) is as valid as any other. It was once read back as "damaged"
+// and dropped whole, so such runs never started warm.
+TEST(AutoCache, OneTemplateBucketsComeBack) {
+    const AutoCacheEntry one = auto_cache_bucket(32, 32, 49.0 * 49.0, 1, false);
+    EXPECT_EQ(one.templates, 0);
+    EXPECT_EQ(one.templ_w, 32);
+    EXPECT_EQ(one.positions, 22);  // floor(2 log2 2401)
+    const AutoCacheEntry stacked = auto_cache_bucket(40, 20, 49.0 * 49.0 * 256, 256, false);
+    EXPECT_EQ(stacked.templates, 16);
+    EXPECT_EQ(stacked.templ_w, 48);
+    EXPECT_EQ(stacked.templ_h, 24);
+    const AutoCacheEntry single_position = auto_cache_bucket(16, 16, 1.0, 1, false);
+    EXPECT_EQ(single_position.positions, 0);
+
+    TempDir dir;
+    const std::string path = auto_cache_path(dir.path, identity());
+    std::vector<AutoCacheEntry> entries{one, stacked, single_position};
+    for (AutoCacheEntry& e : entries) e.kernel = "cuda_mma_fused";
+    entries[2].kernel = "cuda_shared";
+    std::string warning;
+    ASSERT_TRUE(store_auto_cache(path, identity(), entries, 64, &warning)) << warning;
+    const std::vector<AutoCacheEntry> got = load_auto_cache(path, identity(), &warning);
+    EXPECT_TRUE(warning.empty()) << warning;
+    ASSERT_EQ(got.size(), 3u);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(got[i].same_bucket(entries[i])) << i;
+        EXPECT_EQ(got[i].kernel, entries[i].kernel) << i;
+    }
+}
+
 TEST(AutoCache, MissingFileIsAColdStartWithoutWarning) {
     TempDir dir;
     std::string warning = "x";
