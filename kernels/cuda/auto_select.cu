@@ -27,6 +27,7 @@
 
 #include "corrtrack/start_trace.h"
 #include "cuda/auto_cache.h"
+#include "cuda/auto_hopeless.h"
 #include "cuda/auto_timing.h"
 #include "cuda/common.cuh"
 #include "cuda/cuda_kernels.h"
@@ -286,6 +287,27 @@ PendingRounds& pending_rounds() {
     return rounds;
 }
 
+// The kernels each template size's background rounds no longer time (auto_hopeless.h), for
+// every Auto in the process. CORRTRACK_AUTO_PRUNE=0 times every candidate in every round (A/B).
+HopelessRecord& hopeless() {
+    static HopelessRecord record;
+    return record;
+}
+bool prune_from_env() {
+    const char* v = std::getenv("CORRTRACK_AUTO_PRUNE");
+    return !(v && std::string(v) == "0");
+}
+
+AutoCacheEntry bucket_of(const ShapeKey& k) {
+    AutoCacheEntry b;
+    b.templ_w = k.templ_w;
+    b.templ_h = k.templ_h;
+    b.positions = k.positions;
+    b.templates = k.templates;
+    b.shared_roi = k.shared_roi;
+    return b;
+}
+
 // CORRTRACK_AUTO_TIMING=sync: rounds on the caller's stream, as before (deterministic: tests,
 // the kernel bench); anything else: in the background.
 bool sync_timing_from_env() {
@@ -491,9 +513,12 @@ private:
         if (!pending.empty() && instance(pending).corr->supports(p, nullptr)) return pending;
         const std::string name = small_problem_kernel(p, true);
         if (!pending.empty() || name.empty()) return name;  // one round a bucket
-        const std::vector<std::string> names = timed_names(p);
+        static const bool prune = prune_from_env();
+        const std::vector<std::string> all = timed_names(p);
+        const std::vector<std::string> names = prune ? hopeless().timed(bucket_of(key), all) : all;
         const std::string rule = name;
         auto done = [key, rule](const AutoTimingResult& r) {
+            hopeless().note(bucket_of(key), r.times);
             const std::string winner = r.times.empty() ? rule : r.times.front().second;
             winner_cache().store(key, winner);
             pending_rounds().remove(key);
