@@ -18,7 +18,9 @@ const std::vector<std::string> kNames{"cuda_mma_fused", "cuda_wgmma", "cuda_dp4a
 // The rounds of 1024 targets of 32x32 on an H100 (bench/results/h100_2026-12-06c): the two
 // dp4a kernels at 4.6x and 7.7x the winner, the wgmma kernel at 1.4x.
 Times round(float fused) {
-    return {{fused, "cuda_mma_fused"}, {1.36f * fused, "cuda_wgmma"}, {4.6f * fused, "cuda_dp4a_ilp"},
+    return {{fused, "cuda_mma_fused"},
+            {1.36f * fused, "cuda_wgmma"},
+            {4.6f * fused, "cuda_dp4a_ilp"},
             {7.7f * fused, "cuda_dp4a"}};
 }
 
