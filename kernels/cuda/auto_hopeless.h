@@ -3,9 +3,8 @@
 // closer there, is not timed again for that bucket in this process. Its warm-up and timed runs
 // are GPU time taken from the tracking that runs beside the round: with 1024 targets of 32x32
 // on an H100 (bench/results/h100_2026-12-06c, call 2's trace) every round had `cuda_dp4a` at
-// 7-24x the winner and `cuda_dp4a_ilp` at 4-12x: 1.0-1.6 and 0.5-0.9 ms a run where the winner
-// took 0.1-0.2 ms, and 79-117 and 43-59 ms against 4.4-9.8 where every lost target
-// re-detected over the whole frame.
+// 6.6-22x the winner and `cuda_dp4a_ilp` at 3.9-12x, up to 117 and 59 ms a run against 9.8
+// for the winner where every lost target re-detected over the whole frame.
 // Plain C++, tested without a GPU (kernels/tests/test_auto_hopeless.cpp).
 // Thread rules: every member takes the record's lock (rounds finish on the timing worker).
 #pragma once
