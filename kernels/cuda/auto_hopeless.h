@@ -22,7 +22,7 @@ namespace corrtrack {
 
 class HopelessRecord {
 public:
-    static constexpr float kHopelessFactor = 4.0f;  // auto_timing.cu's kHopeless
+    static constexpr float kHopelessFactor = 4.0f;  // also a round's cut (auto_timing.cu's kHopeless)
     static constexpr int kRoundsToDrop = 2;
 
     // A round of `bucket` finished with these times (ms, kernel; any order).

@@ -100,6 +100,11 @@ ShapeKey key_of(const NccProblem& p) {
     return {device, b.templ_w, b.templ_h, b.positions, b.templates, b.shared_roi};
 }
 
+// A key's bucket less the device, as the cache on disk and the hopeless record keep it.
+AutoCacheEntry bucket_of(const ShapeKey& k) {
+    return {k.templ_w, k.templ_h, k.positions, k.templates, k.shared_roi, {}, {}};
+}
+
 // The winners of every Auto in the process: timed once per bucket, bounded in size.
 class WinnerCache {
 public:
@@ -232,7 +237,8 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         const Device& d = devices_[k.device];
         if (!settings_.enabled || d.path.empty()) return;
-        AutoCacheEntry e{k.templ_w, k.templ_h, k.positions, k.templates, k.shared_roi, winner, {}};
+        AutoCacheEntry e = bucket_of(k);
+        e.kernel = winner;
         for (const auto& [ms, name] : r.times) e.times_ms.emplace_back(name, ms);
         std::string warning;
         if (!store_auto_cache(d.path, d.id, {e}, kMaxShapes, &warning)) warn_once(warning);
@@ -296,16 +302,6 @@ HopelessRecord& hopeless() {
 bool prune_from_env() {
     const char* v = std::getenv("CORRTRACK_AUTO_PRUNE");
     return !(v && std::string(v) == "0");
-}
-
-AutoCacheEntry bucket_of(const ShapeKey& k) {
-    AutoCacheEntry b;
-    b.templ_w = k.templ_w;
-    b.templ_h = k.templ_h;
-    b.positions = k.positions;
-    b.templates = k.templates;
-    b.shared_roi = k.shared_roi;
-    return b;
 }
 
 // CORRTRACK_AUTO_TIMING=sync: rounds on the caller's stream, as before (deterministic: tests,

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "corrtrack/start_trace.h"
+#include "cuda/auto_hopeless.h"
 #include "cuda/auto_timing.h"
 #include "cuda/common.cuh"
 
@@ -19,7 +20,9 @@ constexpr float kQuickMs = 2.0f;  // runs faster than this are timed kMoreRunsQu
 constexpr float kSlowMs = 20.0f;  // up to this, kMoreRunsSlow; beyond, the one timed run stands
 constexpr int kMoreRunsQuick = 4;
 constexpr int kMoreRunsSlow = 2;
-constexpr float kHopeless = 4.0f;  // a first run this many times the best so far is not repeated
+// A first run this many times the best so far is not repeated (the same factor drops a kernel
+// from later rounds, auto_hopeless.h).
+constexpr float kHopeless = HopelessRecord::kHopelessFactor;
 
 float elapsed_ms(Correlator& corr, ImageView frame, const NccProblem& p, MapView out, Stream stream, cudaEvent_t start,
                  cudaEvent_t stop) {
