@@ -220,6 +220,64 @@ TEST(Policy, CpuRedetectionKeepsItsBudget) {
                 found - 10, most);
 }
 
+// Budget 0 (the GPU's default) searches the whole frame, but at most the frame's own
+// positions a frame: a target that shrank below its template (here to 12 px of a 32 px one,
+// scale 0.38) sees the frame upsampled, 7 times the positions, and sweeps it in bands over
+// the next frames. Without the cap, one target shrunk to 6 px (28 frames' worth of positions
+// at once) cost a crowd of 1024 targets a third of its rate.
+TEST(Policy, WholeFrameRedetectionSweepsAnUpsampledFrameInBands) {
+    SyntheticClipSpec a;
+    a.width = 480;
+    a.height = 360;
+    a.frames = 52;
+    a.velocity_x = a.velocity_y = 0.5;
+    a.scale_per_frame = 0.97;
+    const SyntheticScene scene(a);
+    const int gone = 40;  // the target is gone from here on: every frame re-detects
+    TrackerOptions o = cpu_options();
+    o.redetect_budget = 0;
+    o.scale_rate = 1.0;  // the box follows the shrinking target closely
+    o.scale_step = 1.06;
+    MultiTracker tracker(o);
+    std::vector<std::uint8_t> luma, empty;
+    long most = 0, swept = 0;
+    for (int i = 0; i < a.frames; ++i) {
+        scene.render(std::min(i, gone), luma);
+        if (i >= gone) {  // the background alone: the object's box filled from a frame without it
+            if (empty.empty()) {
+                SyntheticClipSpec far = a;
+                far.start_x = far.start_y = -1000;
+                SyntheticScene(far).render(0, empty);
+            }
+            luma = empty;
+        }
+        if (i == 0) {
+            const TruthBox t = scene.box(0);
+            std::string error;
+            ASSERT_GE(tracker.add_target(view_of(luma, a), {t.x, t.y, t.w, t.h}, &error), 0) << error;
+            continue;
+        }
+        const TrackResult r = tracker.update(view_of(luma, a)).at(0);
+        if (i == gone - 1) {
+            const TruthBox t = scene.box(i);
+            EXPECT_LT(std::abs(r.box.width / t.w - 1), 0.15) << "the box follows the target down to " << t.w << " px";
+            EXPECT_LT(r.box.width, 16.0);
+        }
+        if (i >= gone) EXPECT_TRUE(r.redetected) << "frame " << i;
+        if (!r.redetected) continue;
+        most = std::max(most, tracker.last_search_positions());
+        swept += tracker.last_search_positions();
+    }
+    const long frame = static_cast<long>(a.width) * a.height;
+    // At most one frame's positions a frame, plus the local searches beside it ...
+    EXPECT_GT(most, frame / 2);
+    EXPECT_LE(most, frame + 40000);
+    // ... and over the frames, the whole upsampled frame.
+    EXPECT_GT(swept, 5 * frame);
+    std::printf("whole-frame re-detection at scale 0.38: at most %ld positions a frame, %ld in %d frames\n", most,
+                swept, a.frames - gone);
+}
+
 // With the budget left to the backend, at most 8 lost targets re-detect a frame, in turn (a
 // crowd of lost targets would each search the whole frame on the GPU); with a budget set, all.
 TEST(MultiTracker, ManyLostTargetsReDetectInTurn) {

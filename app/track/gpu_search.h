@@ -220,10 +220,11 @@ private:
         int lane = 0, lanes = 1;  // its place in its atlas row, and the row's patches
         int row = 0;              // first atlas row
         std::size_t map_offset = 0;
-        Size out;           // its map (the request's patch less the template, plus one)
-        Size slot;          // the patch's slot in the atlas: its group's largest patch
-        Size slot_out;      // the map of the whole slot (out is its top-left part)
-        int map_pitch = 0;  // floats per map row: its atlas row's map is lanes slots wide
+        Size out;            // its map (the request's patch less the template, plus one)
+        Size slot;           // the patch's slot in the atlas: its group's largest patch
+        Size slot_out;       // the map of the whole slot (out is its top-left part)
+        int map_pitch = 0;   // floats per map row: its atlas row's map is lanes slots wide
+        int size_class = 0;  // its row's largest patch in half octaves of width and height
     };
     // Per template size: a correlator holding the stacked templates of a batch.
     struct Group {
@@ -309,7 +310,7 @@ private:
     PinnedBuffer<std::uint8_t> host_samples_{kMapped};
     std::vector<std::size_t> sample_offsets_;
     bool samples_pending_ = false;
-    std::map<std::tuple<int, int, int>, Group> groups_;  // by template size and patches per row
+    std::map<std::tuple<int, int, int, int>, Group> groups_;  // by template size, patches per row, size class
     std::unordered_map<std::uint64_t, Single> singles_;
 
     // Reused per search.

@@ -8,6 +8,12 @@
 
 namespace corrtrack {
 namespace gpu_search {
+namespace {
+
+// ceil(2 log2(v)): sizes within one step differ by at most a factor of sqrt(2).
+int half_octaves(int v) { return static_cast<int>(std::ceil(2 * std::log2(std::max(1, v)))); }
+
+}  // namespace
 
 Correlator& GpuSearch::single(const TemplateRef& t) {
     Single& s = singles_[t.key];
@@ -29,14 +35,18 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
     return *s.corr;
 }
 
-// Atlas order: by template size, patches per row, request: each (size, patches per row)
-// group is consecutive, one batched launch. A run of requests with one template (a target's
+// Atlas order: by template size, patches per row, size class, request: each group is
+// consecutive, one batched launch. A run of requests with one template (a target's
 // scales) shares an atlas row side by side, so a batch stacks that template once, not once per
 // scale (a third of the bytes to restack, upload and pack; wider maps fill the tensor-core
 // kernel's 128-column tiles better); not with gradient twins, whose maps blend slot by slot.
 // A group's patches lie in slots of its largest patch (targets' windows differ with their
 // speed) and are sampled over the whole slot; positions past a patch's own map read that
-// extra and are never looked at: the peaks and map() see its own map only.
+// extra and are never looked at: the peaks and map() see its own map only. Patches of one
+// group lie within half an octave of each other in width and height (size_class): one
+// re-detection of a target shrunk below its template samples an upsampled frame, and in a
+// slot of that size every other re-detection's whole frame cost 7 times its own
+// (bench/results/h100_2026-12-06d).
 void GpuSearch::lay_out(const std::vector<SearchRequest>& requests, std::vector<Item>& items) const {
     const bool share_rows = twins_.empty();
     for (std::size_t i = 0; i < requests.size();) {
@@ -45,18 +55,25 @@ void GpuSearch::lay_out(const std::vector<SearchRequest>& requests, std::vector<
         while (share_rows && j < requests.size() && requests[j].templ.key == t.key &&
                requests[j].templ.version == t.version && requests[j].templ.image.size() == t.image.size())
             ++j;
+        Size largest;
+        for (std::size_t k = i; k < j; ++k)
+            largest = {std::max(largest.width, requests[k].patch.width),
+                       std::max(largest.height, requests[k].patch.height)};
+        const int size_class = half_octaves(largest.width) * 256 + half_octaves(largest.height);
         for (std::size_t k = i; k < j; ++k) {
             Item it;
             it.request = k;
             it.lane = static_cast<int>(k - i);
             it.lanes = static_cast<int>(j - i);
+            it.size_class = size_class;
             items.push_back(it);
         }
         i = j;
     }
     std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
         const Size ta = requests[a.request].templ.image.size(), tb = requests[b.request].templ.image.size();
-        return std::make_tuple(ta.width, ta.height, a.lanes) < std::make_tuple(tb.width, tb.height, b.lanes);
+        return std::make_tuple(ta.width, ta.height, a.lanes, a.size_class) <
+               std::make_tuple(tb.width, tb.height, b.lanes, b.size_class);
     });
     for (std::size_t first = 0; first < items.size();) {
         const std::size_t last = group_end(requests, items, first);
@@ -70,13 +87,14 @@ void GpuSearch::lay_out(const std::vector<SearchRequest>& requests, std::vector<
     }
 }
 
-// The end of the group that starts at items[first]: one template size, one row width in lanes.
+// The end of the group that starts at items[first]: one template size, one row width in
+// lanes, one size class.
 std::size_t GpuSearch::group_end(const std::vector<SearchRequest>& requests, const std::vector<Item>& items,
                                  std::size_t first) {
     const Size ts = requests[items[first].request].templ.image.size();
     std::size_t last = first + 1;
     while (last < items.size() && requests[items[last].request].templ.image.size() == ts &&
-           items[last].lanes == items[first].lanes)
+           items[last].lanes == items[first].lanes && items[last].size_class == items[first].size_class)
         ++last;
     return last;
 }
@@ -93,7 +111,7 @@ void GpuSearch::bind_runs(const std::vector<SearchRequest>& requests, const std:
         const int count = static_cast<int>((last - first) / lanes);  // atlas rows: one template each
         const Size row{lanes * head.slot.width, head.slot.height};   // every row of the group has it
         const NccProblem batch{atlas.size(), ts, Rect{0, head.row, row.width, row.height}, count, row.height};
-        Group& grp = groups_[{ts.width, ts.height, lanes}];
+        Group& grp = groups_[{ts.width, ts.height, lanes, head.size_class}];
         if (!grp.corr) grp.corr = make_correlator(kernel_);
         if (count > 1 && grp.corr && grp.corr->supports(batch, nullptr)) {
             // Restack only when the batch's templates or their pixels changed.

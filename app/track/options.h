@@ -82,7 +82,8 @@ struct TrackerOptions {
     int memory = 0;                  // confident keyframes kept beside the first template,
                                      // all matched every frame (0: the first template only)
     int redetect_budget = -1;        // re-detection positions searched per frame (-1: the
-                                     // backend decides; 0: the whole frame every frame)
+                                     // backend decides; 0: the whole frame every frame, at
+                                     // most the frame's own positions: an upsampled one in bands)
     int redetect_confirm = 3;        // frames a re-detection must repeat before it is taken
     double redetect_margin = 0.05;   // NCC a re-detection must lead its runner-up by
     double min_box_side = 6;         // the box never shrinks below this (pixels)

@@ -316,9 +316,14 @@ void Target::plan_redetect(const TrackerOptions& o, Size frame, std::vector<Sear
     const long long per_row = whole.width - templ_size_.width + 1;
     const long long rows = whole.height - templ_size_.height + 1;
     const long long positions = per_row * rows * static_cast<long long>(templates.size());
+    // Budget 0 is the frame's own positions per template: a target that has shrunk below its
+    // template (scale < 1) sees an upsampled frame, 1 / scale^2 times the positions (a 6 px box
+    // of a 32 px template: 28 frames' worth), which it sweeps in bands instead of at once.
+    const long long budget = o.redetect_budget > 0 ? o.redetect_budget
+                                                   : static_cast<long long>(frame.width) * frame.height *
+                                                         static_cast<long long>(templates.size());
     int bands = 1;
-    if (o.redetect_budget > 0 && positions > o.redetect_budget)
-        bands = static_cast<int>(std::min<long long>(rows, (positions + o.redetect_budget - 1) / o.redetect_budget));
+    if (positions > budget) bands = static_cast<int>(std::min<long long>(rows, (positions + budget - 1) / budget));
     const int band = sweep_++ % bands;
     const int first_row = static_cast<int>(rows * band / bands), last_row = static_cast<int>(rows * (band + 1) / bands);
     const Size patch{whole.width, last_row - first_row + templ_size_.height - 1};
