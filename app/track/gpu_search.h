@@ -224,7 +224,7 @@ private:
         Size slot;           // the patch's slot in the atlas: its group's largest patch
         Size slot_out;       // the map of the whole slot (out is its top-left part)
         int map_pitch = 0;   // floats per map row: its atlas row's map is lanes slots wide
-        int size_class = 0;  // its row's largest patch in half octaves of width and height
+        int size_class = 0;  // its row's patches in half octaves of width and height
     };
     // Per template size: a correlator holding the stacked templates of a batch.
     struct Group {

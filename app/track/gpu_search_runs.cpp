@@ -12,6 +12,7 @@ namespace {
 
 // ceil(2 log2(v)): sizes within one step differ by at most a factor of sqrt(2).
 int half_octaves(int v) { return static_cast<int>(std::ceil(2 * std::log2(std::max(1, v)))); }
+int size_class_of(Size patch) { return half_octaves(patch.width) * 256 + half_octaves(patch.height); }
 
 }  // namespace
 
@@ -43,23 +44,21 @@ Correlator& GpuSearch::single(const TemplateRef& t) {
 // A group's patches lie in slots of its largest patch (targets' windows differ with their
 // speed) and are sampled over the whole slot; positions past a patch's own map read that
 // extra and are never looked at: the peaks and map() see its own map only. Patches of one
-// group lie within half an octave of each other in width and height (size_class): one
-// re-detection of a target shrunk below its template samples an upsampled frame, and in a
-// slot of that size every other re-detection's whole frame cost 7 times its own
-// (bench/results/h100_2026-12-06d).
+// row and of one group lie within half an octave of each other in width and height
+// (size_class): one re-detection of a target shrunk below its template samples an upsampled
+// frame, and in a slot of that size every other re-detection's whole frame cost 7 times its
+// own (bench/results/h100_2026-12-06d); a lead's window shared the row of its target's whole
+// frame, and so a whole frame's slot.
 void GpuSearch::lay_out(const std::vector<SearchRequest>& requests, std::vector<Item>& items) const {
     const bool share_rows = twins_.empty();
     for (std::size_t i = 0; i < requests.size();) {
         const TemplateRef& t = requests[i].templ;
+        const int size_class = size_class_of(requests[i].patch);
         std::size_t j = i + 1;
         while (share_rows && j < requests.size() && requests[j].templ.key == t.key &&
-               requests[j].templ.version == t.version && requests[j].templ.image.size() == t.image.size())
+               requests[j].templ.version == t.version && requests[j].templ.image.size() == t.image.size() &&
+               size_class_of(requests[j].patch) == size_class)
             ++j;
-        Size largest;
-        for (std::size_t k = i; k < j; ++k)
-            largest = {std::max(largest.width, requests[k].patch.width),
-                       std::max(largest.height, requests[k].patch.height)};
-        const int size_class = half_octaves(largest.width) * 256 + half_octaves(largest.height);
         for (std::size_t k = i; k < j; ++k) {
             Item it;
             it.request = k;
