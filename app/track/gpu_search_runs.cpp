@@ -10,8 +10,13 @@ namespace corrtrack {
 namespace gpu_search {
 namespace {
 
-// ceil(2 log2(v)): sizes within one step differ by at most a factor of sqrt(2).
-int half_octaves(int v) { return static_cast<int>(std::ceil(2 * std::log2(std::max(1, v)))); }
+// ceil(2 log2(v)), the bit width of v^2 - 1, in integers (lay_out runs it on every request of
+// every search): sizes within one step differ by at most a factor of sqrt(2).
+int half_octaves(int v) {
+    const unsigned long long n = static_cast<unsigned long long>(std::max(1, v));
+    const unsigned long long below = n * n - 1;
+    return below == 0 ? 0 : 64 - __builtin_clzll(below);
+}
 int size_class_of(Size patch) { return half_octaves(patch.width) * 256 + half_octaves(patch.height); }
 
 }  // namespace
