@@ -233,24 +233,22 @@ TEST(Policy, WholeFrameRedetectionSweepsAnUpsampledFrameInBands) {
     a.velocity_x = a.velocity_y = 0.5;
     a.scale_per_frame = 0.97;
     const SyntheticScene scene(a);
+    SyntheticClipSpec far = a;  // the same background, the object out of the frame
+    far.start_x = far.start_y = -1000;
+    const SyntheticScene background(far);
     const int gone = 40;  // the target is gone from here on: every frame re-detects
     TrackerOptions o = cpu_options();
     o.redetect_budget = 0;
     o.scale_rate = 1.0;  // the box follows the shrinking target closely
     o.scale_step = 1.06;
     MultiTracker tracker(o);
-    std::vector<std::uint8_t> luma, empty;
+    std::vector<std::uint8_t> luma;
     long most = 0, swept = 0;
     for (int i = 0; i < a.frames; ++i) {
-        scene.render(std::min(i, gone), luma);
-        if (i >= gone) {  // the background alone: the object's box filled from a frame without it
-            if (empty.empty()) {
-                SyntheticClipSpec far = a;
-                far.start_x = far.start_y = -1000;
-                SyntheticScene(far).render(0, empty);
-            }
-            luma = empty;
-        }
+        if (i < gone)
+            scene.render(i, luma);
+        else
+            background.render(0, luma);
         if (i == 0) {
             const TruthBox t = scene.box(0);
             std::string error;
