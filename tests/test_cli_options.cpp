@@ -73,6 +73,7 @@ const RangedOption kRanged[] = {
     ROW("--redetect-confirm", redetect_confirm, 1, 100),
     ROW("--redetect-margin", redetect_margin, 0.0, 2.0),
     ROW("--min-box-side", min_box_side, 1.0, 1e4),
+    ROW("--core", core, 0.3, 1.0),
 };
 #undef ROW
 // Options without a numeric range, by flag -> field.

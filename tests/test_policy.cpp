@@ -105,6 +105,40 @@ TEST(Policy, FollowsThreefoldShrinkAndGrowth) {
     }
 }
 
+// The tracker models the box's centre (TrackerOptions::core) and reports the size it was
+// given: the window follows the core, the boxes keep the given size and the centre holds.
+TEST(Policy, TracksTheBoxCoreAndReportsTheGivenSize) {
+    SyntheticClipSpec spec;
+    spec.frames = 40;
+    const SyntheticScene scene(spec);
+    const TruthBox first = scene.box(0);
+    double window[2] = {0, 0};
+    for (const double core : {1.0, 0.5}) {
+        TrackerOptions o = cpu_options();
+        o.core = core;
+        Tracker tracker(o);
+        std::vector<std::uint8_t> luma;
+        scene.render(0, luma);
+        std::string error;
+        ASSERT_TRUE(tracker.init(view_of(luma, spec), {first.x, first.y, first.w, first.h}, &error)) << error;
+        double sum = 0;
+        for (int i = 1; i < spec.frames; ++i) {
+            scene.render(i, luma);
+            const TrackResult r = tracker.update(view_of(luma, spec));
+            const TruthBox t = scene.box(i);
+            EXPECT_FALSE(r.lost) << "core " << core << ", frame " << i;
+            EXPECT_NEAR(r.box.width, t.w, 0.1 * t.w) << "core " << core << ", frame " << i;
+            EXPECT_NEAR(r.box.height, t.h, 0.1 * t.h) << "core " << core << ", frame " << i;
+            sum += std::hypot(r.box.cx() - t.cx(), r.box.cy() - t.cy());
+        }
+        EXPECT_LT(sum / (spec.frames - 1), 0.5) << "core " << core;
+        window[core < 1] = tracker.last_map_region().width;
+    }
+    // The search window is search_factor times the core's longer side, so half the core's
+    // window is half as wide, give or take the map's rounding to whole template pixels.
+    EXPECT_NEAR(window[1] / window[0], 0.5, 0.05) << window[1] << " / " << window[0];
+}
+
 // A target that leaves the frame: the box stays inside it, no larger than it, every frame.
 TEST(Policy, BoxNeverLeavesTheFrame) {
     SyntheticClipSpec spec;
@@ -290,6 +324,9 @@ TEST(MultiTracker, ManyLostTargetsReDetectInTurn) {
     auto run = [&](int budget) {
         TrackerOptions o = cpu_options();
         o.redetect_budget = budget;
+        // The whole 16 px box as the template: a 14 px core's best chance match on noise can
+        // pass the loss gate (NCC 0.3), and every target must stay lost here.
+        o.core = 1.0;
         MultiTracker tracker(o);
         std::vector<std::uint8_t> luma = noise(1);
         ImageView v = frame;

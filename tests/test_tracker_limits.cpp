@@ -58,6 +58,7 @@ TrackerOptions random_options(Rng& r, double max_search_factor = 10.0) {
     o.redetect_budget = r.coin() ? -1 : r.range(0, 200000);
     o.redetect_confirm = r.range(1, 3);
     o.min_box_side = r.uniform(1.0, 64.0);
+    o.core = r.uniform(0.3, 1.0);
     return o;
 }
 

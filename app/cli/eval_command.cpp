@@ -217,8 +217,10 @@ int run_eval(const EvalArgs& a, bool dry_run) {
     SequenceMetrics mean = mean_metrics(per);
     std::vector<double> fps;
     for (const SequenceMetrics& m : per) fps.push_back(m.fps);
-    // How much the lost flag means: the share of wrong boxes (IoU < 0.1) it flags, and the
-    // share of its flags that are on wrong boxes.
+    // How much the lost flag means: the share of wrong boxes (IoU < 0.1) it flags, the share of
+    // its flags that are on wrong boxes, and the share of all boxes that are wrong (what a flag
+    // raised at random would reach).
+    const double wrong_rate = mean.evaluated > 0 ? static_cast<double>(mean.wrong) / mean.evaluated : 0.0;
     const double flag_recall = mean.wrong > 0 ? static_cast<double>(mean.lost_wrong) / mean.wrong : 1.0;
     const long flags = mean.lost_wrong + mean.lost_right;
     const double flag_precision = flags > 0 ? static_cast<double>(mean.lost_wrong) / flags : 1.0;
@@ -229,12 +231,15 @@ int run_eval(const EvalArgs& a, bool dry_run) {
                    {"frames", mean.frames},
                    {"sequences", per.size()},
                    {"lost_flag_recall", flag_recall},
-                   {"lost_flag_precision", flag_precision}};
+                   {"lost_flag_precision", flag_precision},
+                   {"wrong_rate", wrong_rate}};
     if (!a.quiet)
         std::printf(
             "%-20s %7ld %7.3f %7.3f %9.1f   (median fps %.1f)\n"
-            "lost flag: on %.1f%% of wrong boxes (IoU < 0.1), %.1f%% of flags on wrong boxes\n",
-            "mean", mean.frames, mean.auc, mean.prec20, mean.fps, median(fps), 100 * flag_recall, 100 * flag_precision);
+            "lost flag: on %.1f%% of wrong boxes (IoU < 0.1), %.1f%% of flags on wrong boxes (%.1f%% of all "
+            "boxes are wrong)\n",
+            "mean", mean.frames, mean.auc, mean.prec20, mean.fps, median(fps), 100 * flag_recall, 100 * flag_precision,
+            100 * wrong_rate);
     bool written = true;
     if (!a.json.empty() && !write_json_file(a.json, doc, &error)) {
         std::fprintf(stderr, "corrtrack eval: %s\n", error.c_str());

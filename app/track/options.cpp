@@ -125,6 +125,9 @@ const std::vector<TrackerOptionRange>& tracker_option_ranges() {
          0.0, 2.0, &TrackerOptions::redetect_margin, nullptr},
         {"min_box_side", "--min-box-side", "min box side", "smallest box side (pixels)", 1.0, 1e4,
          &TrackerOptions::min_box_side, nullptr},
+        {"core", "--core", "core",
+         "share of the box's sides the tracker models, about its centre (reported boxes keep the given size)", 0.3, 1.0,
+         &TrackerOptions::core, nullptr},
     };
     return rows;
 }

@@ -87,6 +87,9 @@ struct TrackerOptions {
     int redetect_confirm = 3;        // frames a re-detection must repeat before it is taken
     double redetect_margin = 0.05;   // NCC a re-detection must lead its runner-up by
     double min_box_side = 6;         // the box never shrinks below this (pixels)
+    double core = 0.9;               // share of the given box's sides the tracker models: its
+                                     // centre (a box's edges hold background for most
+                                     // targets); boxes are reported at the given size (1: all)
     bool keep_maps = true;           // GPU path: bring the chosen maps to the host (heatmaps)
     bool keep_device_maps = false;   // GPU path: keep each target's chosen map on the device
                                      // too (interop display without a host round trip)

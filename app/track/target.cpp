@@ -26,7 +26,22 @@ void TemplateSlot::assign(const std::uint8_t* p, Size s, bool with_gradient) {
     ++version;
 }
 
-Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame) : id_(id) {
+namespace {
+
+// The central share `core` of `box`, no smaller than 4x4 px (nor than the box itself).
+BoxF core_of(const BoxF& box, double core) {
+    const double w = std::max(std::min(box.width, 4.0), box.width * core);
+    const double h = std::max(std::min(box.height, 4.0), box.height * core);
+    return {box.cx() - w / 2, box.cy() - h / 2, w, h};
+}
+
+}  // namespace
+
+Target::Target(TargetId id, const TrackerOptions& o, const BoxF& given, Size frame) : id_(id) {
+    // The tracker models the box's centre; results give it back at the size it was given.
+    const BoxF box = core_of(given, o.core);
+    report_w_ = given.width / box.width;
+    report_h_ = given.height / box.height;
     // The longer side shrinks to max_template_side, unless the shorter one would then fall
     // below min_template_side: a thin target keeps enough pixels across to be told apart. But
     // never past what every kernel takes (kMaxTemplateSide): an 8x500 box is matched as 4x256.
@@ -45,7 +60,7 @@ Target::Target(TargetId id, const TrackerOptions& o, const BoxF& box, Size frame
     cx_ = box.cx();
     cy_ = box.cy();
     box_ = box;
-    result_ = initial_result(id, box);
+    result_ = initial_result(id, given);
     anchor_ = static_cast<float>(std::clamp(o.anchor, 0.0, 1.0));
     gradient_ = static_cast<float>(std::clamp(o.gradient, 0.0, 1.0));
     distractor_weight_ = static_cast<float>(std::clamp(o.distractor_weight, 0.0, 1.0));
@@ -239,8 +254,15 @@ void Target::refine_size(const FrameView& frame, float rate) {
     const double l = colour_.extent_log_scale(frame, box_, extent_scratch_);
     extent_log_ += rate * ((std::isnan(l) ? 0.0 : l) - extent_log_);
     const double f = std::exp(extent_log_);
-    const double w = box_.width * f, h = box_.height * f;
-    result_.box = {box_.x + (box_.width - w) / 2, box_.y + (box_.height - h) / 2, w, h};
+    result_.box = reported(box_, f, frame.luma.size());
+}
+
+BoxF Target::reported(const BoxF& core, double factor, Size frame) const {
+    const double w = core.width * factor * report_w_, h = core.height * factor * report_h_;
+    const double x0 = std::max(0.0, core.x + (core.width - w) / 2), y0 = std::max(0.0, core.y + (core.height - h) / 2);
+    const double x1 = std::min<double>(frame.width, core.x + (core.width + w) / 2);
+    const double y1 = std::min<double>(frame.height, core.y + (core.height + h) / 2);
+    return {x0, y0, x1 - x0, y1 - y0};
 }
 
 namespace {
@@ -439,7 +461,7 @@ void Target::settle(const TrackerOptions& o, Size frame, std::vector<SearchReque
     set_box();
     result_ = TrackResult{};
     result_.id = id_;
-    result_.box = box_;
+    result_.box = reported(box_, 1.0, frame);
     result_.sub_cx = lost_ ? cx_ : chosen->cx;
     result_.sub_cy = lost_ ? cy_ : chosen->cy;
     result_.score = chosen->score;

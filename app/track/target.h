@@ -46,7 +46,7 @@ public:
 
     TargetId id() const { return id_; }
     const TrackResult& result() const { return result_; }
-    const BoxF& box() const { return box_; }
+    const BoxF& box() const { return box_; }  // the tracked core (TrackerOptions::core)
     // Keys of every template this target has had a backend cache (for forget()).
     std::vector<std::uint64_t> template_keys() const;
 
@@ -139,6 +139,9 @@ private:
     Size window(const TrackerOptions& o, Size frame) const;
     void clamp_to_frame(Size frame);
     void set_box();
+    // `core` at the size the caller gave (times `factor`), about its centre, clipped to the
+    // frame: the reported box.
+    BoxF reported(const BoxF& core, double factor, Size frame) const;
 
     TargetId id_;
     Size templ_size_;
@@ -152,6 +155,7 @@ private:
     bool lost_ = false;
     long frames_ = 0;
     BoxF box_;
+    double report_w_ = 1, report_h_ = 1;  // the given box's sides over the core's
     TrackResult result_;
 
     TemplateSlot working_;  // what is matched at every scale, learnt by blending

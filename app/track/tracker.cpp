@@ -263,7 +263,7 @@ BoxF MultiTracker::last_map_region(TargetId id) const {
 BoxF MultiTracker::box(TargetId id) const {
     const Target* t = impl_->find(id);
     if (!t) throw std::out_of_range("MultiTracker::box: unknown target " + std::to_string(id));
-    return t->box();
+    return t->result().box;
 }
 
 TargetId MultiTracker::add_target(const FrameView& view, const BoxF& box, std::string* error) {
