@@ -139,6 +139,37 @@ TEST(Policy, TracksTheBoxCoreAndReportsTheGivenSize) {
     EXPECT_NEAR(window[1] / window[0], 0.5, 0.05) << window[1] << " / " << window[0];
 }
 
+// A box whose texture is all at its edges (its core flat) is tracked as a whole box, as it
+// was before the core: never refused for a flat core.
+TEST(Policy, AFlatCoreFallsBackToTheWholeBox) {
+    const int w = 160, h = 120;
+    std::vector<std::uint8_t> luma(static_cast<std::size_t>(w) * h, 128);
+    std::mt19937 rng(7);
+    const int x0 = 60, y0 = 40, side = 40;
+    for (int y = y0; y < y0 + side; ++y)
+        for (int x = x0; x < x0 + side; ++x)
+            if (x < x0 + 2 || x >= x0 + side - 2 || y < y0 + 2 || y >= y0 + side - 2)
+                luma[static_cast<std::size_t>(y) * w + x] = static_cast<std::uint8_t>(rng() & 255);
+    const ImageView v{luma.data(), w, h, static_cast<std::size_t>(w), MemorySpace::kHost};
+    const BoxF box{static_cast<double>(x0), static_cast<double>(y0), static_cast<double>(side),
+                   static_cast<double>(side)};
+    std::vector<std::vector<TrackResult>> runs;
+    for (const double core : {0.9, 1.0}) {
+        TrackerOptions o = cpu_options();
+        o.core = core;
+        MultiTracker tracker(o);
+        std::string error;
+        ASSERT_EQ(tracker.add_target(v, box, &error), 0) << "core " << core << ": " << error;
+        runs.emplace_back();
+        for (int f = 0; f < 4; ++f) runs.back().push_back(tracker.update(v).at(0));
+    }
+    for (std::size_t f = 0; f < runs[0].size(); ++f) {
+        EXPECT_EQ(runs[0][f].box.x, runs[1][f].box.x) << "frame " << f;
+        EXPECT_EQ(runs[0][f].box.width, runs[1][f].box.width) << "frame " << f;
+        EXPECT_NEAR(runs[0][f].box.cx(), 80.0, 0.5) << "frame " << f;
+    }
+}
+
 // A target that leaves the frame: the box stays inside it, no larger than it, every frame.
 TEST(Policy, BoxNeverLeavesTheFrame) {
     SyntheticClipSpec spec;

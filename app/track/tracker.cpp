@@ -289,13 +289,22 @@ TargetId MultiTracker::add_target(const FrameView& view, const BoxF& box, std::s
     Impl& m = *impl_;
     if (!m.backend && !set_kernel(m.kernel_name, error)) return -1;
 
-    auto t = std::make_unique<Target>(m.next_id, m.active, box, frame.size());
     m.apply_pending();  // sample() below reuses the buffer of the pending patches
     m.backend->begin_frame(view);
-    m.samples.assign(1, t->template_patch());
-    m.backend->sample(m.samples);
+    auto start = [&](const TrackerOptions& o, std::string* why) {
+        auto t = std::make_unique<Target>(m.next_id, o, box, frame.size());
+        m.samples.assign(1, t->template_patch());
+        m.backend->sample(m.samples);
+        return t->init(m.backend->sampled(0), why) ? std::move(t) : nullptr;
+    };
     std::string why;
-    if (!t->init(m.backend->sampled(0), &why)) return fail(what + why);
+    std::unique_ptr<Target> t = start(m.active, &why);
+    if (!t && m.active.core < 1) {  // a flat core in a textured box: the whole box, as before
+        TrackerOptions whole = m.active;
+        whole.core = 1;
+        t = start(whole, &why);
+    }
+    if (!t) return fail(what + why);
     if (m.active.colour > 0 && view.on_host().luma.data) t->learn_colour(view.on_host(), 1.0f);
     m.targets.push_back(std::move(t));
     m.results.push_back(m.targets.back()->result());

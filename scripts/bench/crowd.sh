@@ -69,7 +69,7 @@ for c in "${clips[@]}"; do
       --json "$out/crowd-$c-$layout.json" ${CROWD_BENCH_ARGS:-} >"$out/crowd-$c-$layout.out" 2>"$out/crowd-$c-$layout.log"
     rc=$?
     sed -n '/^targets/,$p' "$out/crowd-$c-$layout.out" | tee -a "$txt"
-    [ $rc = 0 ] || say "   (rc $rc: see crowd-$c-$layout.log)"
+    [ $rc = 0 ] || { say "   (rc $rc: see crowd-$c-$layout.log)"; failed=1; }
   done
 done
 
@@ -106,3 +106,5 @@ say ""
 say "crowd: read 'tracking fps' (tracker alone) and 'lost t-frames / at end / most re-detecting at once'"
 say "per row; the track runs' 'wall time' fps and 'target-frames lost'; 'limited' against 'whole' is"
 say "what the per-frame re-detection limit saves. Goal: 1024 targets at >= 300 fps in both layouts."
+# A bench run that failed leaves its layout out of the fps line: the step must say so.
+exit "${failed:-0}"
