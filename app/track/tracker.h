@@ -56,7 +56,7 @@ public:
         return options_.colour > 0 && options_.cue_targets > 0 && size() <= options_.cue_targets;
     }
     // New settings from the next update on; targets added later take their template settings
-    // (max template side, anchor, memory) from them. The kernel stays (set_kernel swaps it),
+    // (max template side, core, anchor, memory) from them. The kernel stays (set_kernel swaps it),
     // and so do the stream and buffers, so a decoder sharing the stream keeps working.
     void set_options(const TrackerOptions& options);
     const std::string& kernel_name() const;  // as asked ("auto" stays "auto")
