@@ -304,7 +304,7 @@ public:
     void set_template(ImageView templ, Stream) override {
         copy_template(templ);
         fft_ready_.assign(fft_ready_.size(), false);
-        int8_.clear();
+        int8_stale_ = true;
     }
     void run(ImageView frame, const NccProblem& p, MapView out, Stream) override {
         const Size o = p.out_size();
@@ -345,20 +345,21 @@ public:
     }
 
 private:
-    // One int8 numerator per template, in the kernel's layout, made again when the template,
-    // its split or the ISA changes.
+    // One int8 numerator per template, in the kernel's layout, refilled when the template, its
+    // split or the ISA changes. The numerators are kept, so a template learnt every frame
+    // reuses their storage instead of allocating.
     void prepare_int8(const NccProblem& p, CpuIsa isa) {
-        if (!int8_.empty() && int8_templ_ == p.templ && int8_.size() == static_cast<std::size_t>(p.templates) &&
-            int8_.front().isa() == isa)
+        if (!int8_stale_ && !int8_.empty() && int8_templ_ == p.templ &&
+            int8_.size() == static_cast<std::size_t>(p.templates) && int8_.front().isa() == isa)
             return;
-        int8_.clear();
+        if (!int8_.empty() && int8_.front().isa() != isa) int8_.clear();
+        int8_.resize(static_cast<std::size_t>(p.templates), Int8Numerator(isa));
         int8_templ_ = p.templ;
+        int8_stale_ = false;
         const int tw = p.templ.width, th = p.templ.height;
-        for (int k = 0; k < p.templates; ++k) {
-            int8_.emplace_back(isa);
-            int8_.back().set_template({&templ_[static_cast<std::size_t>(k) * tw * th], tw, th,
-                                       static_cast<std::size_t>(tw), MemorySpace::kHost});
-        }
+        for (int k = 0; k < p.templates; ++k)
+            int8_[k].set_template({&templ_[static_cast<std::size_t>(k) * tw * th], tw, th, static_cast<std::size_t>(tw),
+                                   MemorySpace::kHost});
     }
 
     // One FFT numerator per template, each caching its template's spectrum, as many as fit
@@ -384,6 +385,7 @@ private:
 
     std::optional<CpuIsa> fixed_isa_;
     std::vector<Int8Numerator> int8_;
+    bool int8_stale_ = true;  // the template changed since the numerators were filled
     Size int8_templ_;
     std::vector<std::unique_ptr<FftNumerator>> fft_;
     std::vector<bool> fft_ready_;  // fft_[i] holds template fft_index_[i]'s spectrum

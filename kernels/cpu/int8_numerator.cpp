@@ -67,6 +67,7 @@ void Int8Numerator::set_template(ImageView templ) {
     }
     // VNNI reads the image as I - 128 (flipped in the kernel): SIT = sum T * (I - 128) + 128 * sum T (mod 2^32, exact).
     bias_ = 128u * sum;
+    if (isa_ != CpuIsa::kAvx2) return;  // only the AVX2 kernel reads the pairs
     const int pw = tw_padded_ / 2;
     pairs_.assign(static_cast<std::size_t>(pw) * th_, 0);
     for (int y = 0; y < th_; ++y)

@@ -95,6 +95,27 @@ TEST(Int8Numerator, ExactAgainstBruteForce) {
     }
 }
 
+// A tracker learns its template every frame and sets it again on the same numerator, whose
+// storage is reused: a smaller or narrower template must leave nothing of the last one behind.
+TEST(Int8Numerator, ATemplateSetAgainReplacesTheLastOne) {
+    if (isas_here().empty()) GTEST_SKIP() << "this CPU has no AVX2";
+    const OwnedImage f = random_image(180, 120, 41);
+    const Size sizes[] = {{64, 48}, {13, 9}, {31, 40}, {6, 6}, {64, 48}};
+    for (CpuIsa isa : isas_here()) {
+        Int8Numerator num(isa);
+        std::uint32_t seed = 900;
+        for (Size s : sizes) {
+            const OwnedImage t = random_image(s.width, s.height, ++seed);
+            num.set_template(t.view());
+            const auto expect = brute_sit(f.view(), t);
+            std::vector<std::uint32_t> got(expect.size());
+            num.run(f.view(), got.data(), f.width - t.width + 1);
+            for (std::size_t i = 0; i < expect.size(); ++i)
+                ASSERT_EQ(got[i], expect[i]) << cpu_isa_name(isa) << " t" << s.width << "x" << s.height << " at " << i;
+        }
+    }
+}
+
 TEST(Int8Numerator, LargestSumsAtTheLargestTemplate) {
     // 256x256 template of 255s over 255s: SIT = 65536 * 255^2 = 4,261,478,400, the most a
     // 32-bit lane must hold (above 2^31: the lanes' signed sums must wrap back exactly).
